@@ -1,0 +1,46 @@
+/** What every command module shares: opening the workspace named by -C, output helpers. */
+import path from 'node:path';
+import { Workspace } from '../lib/ckpt.js';
+import { CkptError } from '../lib/errors.js';
+
+export interface GlobalArgs {
+  C?: string[];
+}
+
+/** The directory named by git-style -C options (each relative to the one before). */
+export function startDir(argv: GlobalArgs): string {
+  let dir = process.cwd();
+  for (const c of argv.C ?? []) dir = path.resolve(dir, c);
+  return dir;
+}
+
+export function openWorkspace(argv: GlobalArgs): Workspace {
+  return Workspace.open(startDir(argv));
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function warn(lines: string[]): void {
+  for (const line of lines) process.stderr.write(`git-ckpt: warning: ${line}\n`);
+}
+
+/** A positional integer option (turn, step, -n). */
+export function nonNegativeInt(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new CkptError('usage', `--${name} takes a whole number, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Convert user paths (relative to the current directory) into workspace paths, refusing escapes. */
+export function workspacePaths(ws: Workspace, argv: GlobalArgs, paths: string[]): string[] {
+  const base = startDir(argv);
+  return paths.map((p) => {
+    const abs = path.resolve(base, p);
+    const rel = path.relative(ws.root, abs);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) throw new CkptError('bad-address', `path is outside the workspace: ${p}`);
+    return rel.split(path.sep).join('/') || '.';
+  });
+}

@@ -1,0 +1,55 @@
+/** git ckpt show: a checkpoint's header, then git's own diff from its parent. */
+import type { Argv, CommandModule } from 'yargs';
+import type { DiffFormat } from '../lib/ckpt.js';
+import { openWorkspace, printJson, type GlobalArgs } from './common.js';
+import { attribution, bold, relativeAge, skippedLines, statsText, yellow, useColor } from './format.js';
+import { jsonRecord } from './log.js';
+
+interface ShowArgs extends GlobalArgs {
+  ckpt?: string;
+  '--'?: string[];
+  stat?: boolean;
+  'name-status'?: boolean;
+  patch?: boolean;
+  json?: boolean;
+}
+
+export function diffFormat(argv: { stat?: boolean; 'name-status'?: boolean; patch?: boolean }, fallback: DiffFormat): DiffFormat {
+  if (argv['name-status']) return 'name-status';
+  if (argv.stat && argv.patch) return 'patch-with-stat';
+  if (argv.stat) return 'stat';
+  if (argv.patch) return 'patch';
+  return fallback;
+}
+
+export const showCommand: CommandModule<GlobalArgs, ShowArgs> = {
+  command: 'show [ckpt]',
+  describe: 'show a checkpoint and what changed since the one before it',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .positional('ckpt', { type: 'string', describe: 'checkpoint: hex prefix, latest or latest~N (default: latest)' })
+      .option('stat', { type: 'boolean', describe: 'a diffstat' })
+      .option('name-status', { type: 'boolean', describe: 'paths with A/M/D' })
+      .option('patch', { alias: 'p', type: 'boolean', describe: 'the patch' })
+      .option('json', { type: 'boolean', describe: 'the record and the diff as JSON' }) as Argv<ShowArgs>,
+  async handler(argv) {
+    const ws = openWorkspace(argv);
+    const format = diffFormat(argv, 'patch-with-stat');
+    const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
+    const { record, diff } = await ws.show(String(address), { format, color: useColor && !argv.json });
+    if (argv.json) {
+      printJson({ ...jsonRecord(record), diff });
+      return;
+    }
+    const out: string[] = [];
+    out.push(`${yellow(`checkpoint ${record.id}`)}`);
+    if (record.parent) out.push(`Parent:  ${record.parent}`);
+    out.push(`Date:    ${new Date(record.time).toISOString()} (${relativeAge(record.time)})`);
+    out.push(`Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`);
+    out.push(`Changes: ${statsText(record)}`);
+    if (record.message) out.push('', `    ${bold(record.message)}`);
+    const skipped = skippedLines(record);
+    if (skipped.length) out.push('', ...skipped.map((l) => `    ${l}`));
+    process.stdout.write(`${out.join('\n')}\n\n${diff}`);
+  },
+};

@@ -1,0 +1,81 @@
+/** git ckpt snapshot: capture the workspace as a checkpoint. */
+import type { Argv, CommandModule } from 'yargs';
+import { CHECKPOINT_KINDS, type CheckpointKind } from '../lib/ledger.js';
+import type { SnapshotOptions, SnapshotProgress, SnapshotResult } from '../lib/snapshot.js';
+import { nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
+import { shortId, skippedLines, statsText } from './format.js';
+
+interface SnapshotArgs extends GlobalArgs {
+  message?: string;
+  session?: string;
+  turn?: number;
+  step?: number;
+  tool?: string;
+  kind?: string;
+  json?: boolean;
+}
+
+/** Progress on stderr: always for a first snapshot, otherwise on a TTY once a capture passes a second. */
+export function progressReporter(): (p: SnapshotProgress) => void {
+  let last = 0;
+  return (p) => {
+    if (!p.first && !(process.stderr.isTTY && p.elapsedMs > 1000)) return;
+    const now = Date.now();
+    if (now - last < 200 && p.hashed < p.total) return;
+    last = now;
+    const end = p.hashed >= p.total ? '\n' : '\r';
+    process.stderr.write(`hashing files: ${p.hashed}/${p.total}${end}`);
+  };
+}
+
+export function reportSnapshot(result: SnapshotResult, json: boolean | undefined): void {
+  if (json) {
+    printJson({
+      created: result.created,
+      id: result.id ?? null,
+      parent: result.record?.parent ?? null,
+      tree: result.tree ?? null,
+      stats: result.created ? result.record?.stats : { added: 0, modified: 0, deleted: 0 },
+      skipped: result.skipped,
+      skippedCount: result.skippedCount,
+      elapsedMs: result.elapsedMs,
+    });
+    return;
+  }
+  for (const line of skippedLines(result)) process.stderr.write(`git-ckpt: ${line}\n`);
+  if (result.created && result.record) {
+    process.stdout.write(`checkpoint ${shortId(result.record.id)}  ${statsText(result.record)}\n`);
+  } else {
+    process.stdout.write(`nothing changed since ${result.id ? `checkpoint ${shortId(result.id)}` : 'the last checkpoint'}\n`);
+  }
+}
+
+export async function runSnapshot(argv: SnapshotArgs, extra: Partial<SnapshotOptions> = {}): Promise<void> {
+  const ws = openWorkspace(argv);
+  const result = await ws.snapshot({
+    message: argv.message,
+    session: argv.session,
+    turn: nonNegativeInt('turn', argv.turn),
+    step: nonNegativeInt('step', argv.step),
+    tool: argv.tool,
+    kind: (argv.kind ?? 'manual') as CheckpointKind,
+    onProgress: argv.json ? undefined : progressReporter(),
+    ...extra,
+  });
+  reportSnapshot(result, argv.json);
+}
+
+export const snapshotCommand: CommandModule<GlobalArgs, SnapshotArgs> = {
+  command: 'snapshot',
+  describe: 'capture the workspace as a checkpoint (nothing is created when nothing changed)',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .option('message', { alias: 'm', type: 'string', describe: 'a message for the checkpoint' })
+      .option('session', { type: 'string', describe: 'the agent session id' })
+      .option('turn', { type: 'number', describe: 'the turn (user prompt) number' })
+      .option('step', { type: 'number', describe: 'the step (tool call) number' })
+      .option('tool', { type: 'string', describe: 'the tool that ran' })
+      .option('kind', { type: 'string', choices: CHECKPOINT_KINDS as unknown as string[], describe: 'why the checkpoint was taken' })
+      .option('json', { type: 'boolean', describe: 'print one JSON object' }) as Argv<SnapshotArgs>,
+  handler: (argv) => runSnapshot(argv),
+};

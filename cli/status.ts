@@ -1,0 +1,32 @@
+/** git ckpt status: where the store is, what it holds, and whether the workspace moved on. */
+import type { Argv, CommandModule } from 'yargs';
+import { openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
+import { formatBytes, relativeAge, shortId } from './format.js';
+
+interface StatusArgs extends GlobalArgs {
+  json?: boolean;
+}
+
+export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
+  command: 'status',
+  describe: 'show the workspace, its store and its latest checkpoint',
+  builder: (yargs: Argv<GlobalArgs>) => yargs.option('json', { type: 'boolean', describe: 'print one JSON object' }) as Argv<StatusArgs>,
+  async handler(argv) {
+    const ws = openWorkspace(argv);
+    const report = await ws.status();
+    warn(report.warnings);
+    if (argv.json) {
+      printJson({ ...report, latest: report.latest?.id ?? null, latestTime: report.latest?.time ?? null });
+      return;
+    }
+    const lines = [
+      `workspace:   ${report.workspace}${report.git ? '' : ' (not a git repository)'}`,
+      `store:       ${report.store}`,
+      `checkpoints: ${report.checkpoints} in ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}`,
+      `disk:        ${formatBytes(report.bytesOnDisk)}`,
+      `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
+      `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  },
+};

@@ -1,0 +1,233 @@
+/**
+ * The library face of git-ckpt: open a workspace, snapshot it, list, show and
+ * diff its checkpoints, and report its status. An agent harness can embed this
+ * in-process; the CLI is a thin layer over it.
+ */
+import { readdirSync, lstatSync } from 'node:fs';
+import path from 'node:path';
+import { resolveAddress } from './address.js';
+import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
+import { serialize, withLock } from './lock.js';
+import { git, type GitArg } from './runner.js';
+import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
+import { EMPTY_TREE, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+import { initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
+import { locateWorkspace, type WorkspaceLocation } from './workspace.js';
+
+export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
+
+export interface ListOptions {
+  /** Only this session's checkpoints. */
+  session?: string;
+  /** At most this many, newest first. */
+  limit?: number;
+}
+
+export interface ListResult {
+  /** Newest first. */
+  records: CheckpointRecord[];
+  /** How many matched before `limit` cut the list. */
+  total: number;
+  warnings: string[];
+}
+
+export interface StatusReport {
+  workspace: string;
+  store: string;
+  git: boolean;
+  checkpoints: number;
+  sessions: string[];
+  bytesOnDisk: number;
+  latest: CheckpointRecord | null;
+  /** Whether the workspace differs from the latest checkpoint (null when there is none). */
+  dirty: boolean | null;
+  warnings: string[];
+}
+
+export interface OpenOptions {
+  /** Environment to read GIT_CKPT_HOME / XDG_STATE_HOME from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+function dirSize(dir: string): number {
+  let total = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of entries) {
+    const full = path.join(dir, name);
+    try {
+      const st = lstatSync(full);
+      total += st.isDirectory() ? dirSize(full) : st.size;
+    } catch {
+      /* vanished */
+    }
+  }
+  return total;
+}
+
+export class Workspace {
+  private settingsCache?: Settings;
+  private constructor(
+    readonly location: WorkspaceLocation,
+    private storePaths: StorePaths | undefined,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** Open the workspace that contains `dir` (the git toplevel, or `dir` itself). Creates nothing. */
+  static open(dir: string, options: OpenOptions = {}): Workspace {
+    const env = options.env ?? process.env;
+    const location = locateWorkspace(dir);
+    return new Workspace(location, openStoreDir(location.root, false, env), env);
+  }
+
+  get root(): string {
+    return this.location.root;
+  }
+
+  /** The store folder, created on first use. */
+  private ensureStore(): StorePaths {
+    this.storePaths ??= openStoreDir(this.location.root, true, this.env)!;
+    return this.storePaths;
+  }
+
+  get store(): StorePaths | undefined {
+    return this.storePaths;
+  }
+
+  async settings(): Promise<Settings> {
+    if (this.settingsCache) return this.settingsCache;
+    const paths = this.ensureStore();
+    await initShadowRepo(paths);
+    this.settingsCache = await readSettings(paths);
+    return this.settingsCache;
+  }
+
+  /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
+  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const paths = this.ensureStore();
+    return serialize(paths.dir, async () => {
+      // Settings first (they name the lock timeout); the shadow repository is made under the lock.
+      const lockTimeout = this.settingsCache?.lockTimeoutMs ?? DEFAULT_SETTINGS.lockTimeoutMs;
+      return withLock(
+        paths.lock,
+        lockTimeout,
+        async () => {
+          await initShadowRepo(paths);
+          const settings = await this.settings();
+          return fn(paths, settings);
+        },
+        signal,
+      );
+    });
+  }
+
+  /** Capture the workspace as a checkpoint (nothing is created when nothing changed). */
+  snapshot(options: SnapshotOptions = {}): Promise<SnapshotResult> {
+    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), options.signal);
+  }
+
+  private ledger(): LedgerRead {
+    if (!this.storePaths) return { records: [], warnings: [], newestSchema: 0 };
+    return readLedger(this.storePaths.ledger);
+  }
+
+  /** Checkpoints, newest first. */
+  list(options: ListOptions = {}): ListResult {
+    const { records, warnings } = this.ledger();
+    let matching = records;
+    if (options.session !== undefined) matching = matching.filter((r) => r.session === options.session);
+    const newestFirst = [...matching].reverse();
+    return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings };
+  }
+
+  /** Resolve an address (hex prefix, latest, latest~N) to a checkpoint. */
+  resolve(address: string): CheckpointRecord {
+    return resolveAddress(this.ledger().records, address);
+  }
+
+  private diffArgs(format: DiffFormat, color: boolean): GitArg[] {
+    const args: GitArg[] = ['-r', '--no-renames', color ? '--color=always' : '--color=never', '--no-ext-diff', '--no-textconv'];
+    switch (format) {
+      case 'stat':
+        args.push('--stat');
+        break;
+      case 'name-status':
+        args.push('--name-status');
+        break;
+      case 'patch':
+        args.push('-p', '--binary');
+        break;
+      case 'patch-with-stat':
+        args.push('--patch-with-stat', '--binary');
+        break;
+    }
+    return args;
+  }
+
+  private async diffTrees(from: string, to: string, format: DiffFormat, color: boolean, paths?: string[]): Promise<string> {
+    const store = this.storePaths!;
+    const { stdout } = await git({
+      verb: 'diff-tree',
+      args: [...this.diffArgs(format, color), { oid: from }, { oid: to }],
+      paths: paths?.length ? paths : undefined,
+      gitDir: store.gitDir,
+      cwd: store.dir,
+    });
+    return stdout.toString('utf8');
+  }
+
+  /** A checkpoint's own change: git's diff from its parent. */
+  async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string }> {
+    const record = this.resolve(address);
+    const parentTree = record.parent ? (this.ledger().records.find((r) => r.id === record.parent)?.tree ?? null) : EMPTY_TREE;
+    const from = parentTree ?? (record.parent as string);
+    const diff = await this.diffTrees(from, record.id, options.format ?? 'patch-with-stat', options.color ?? false);
+    return { record, diff };
+  }
+
+  /**
+   * Diff two checkpoints, or a checkpoint against the live workspace. The live
+   * side is captured into the shadow index (no checkpoint is created), so new
+   * files show up too.
+   */
+  async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
+    const from = this.resolve(options.from ?? 'latest');
+    let to: string;
+    if (options.to !== undefined) to = this.resolve(options.to).id;
+    else to = await this.captureLiveTree();
+    return this.diffTrees(from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
+  }
+
+  /** Stage the live workspace into the shadow index and return its tree, without a checkpoint. */
+  async captureLiveTree(): Promise<string> {
+    return this.exclusive(async (paths, settings) => {
+      const result = await snapshotLocked({ location: this.location, paths, settings }, { dryCommit: true });
+      return result.tree!;
+    });
+  }
+
+  async status(): Promise<StatusReport> {
+    const { records, warnings } = this.ledger();
+    const latest = records.at(-1) ?? null;
+    const dirty = latest ? (await this.captureLiveTree()) !== latest.tree : null;
+    return {
+      workspace: this.location.root,
+      store: this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env),
+      git: this.location.userGitDir !== undefined,
+      checkpoints: records.length,
+      sessions: [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))],
+      bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
+      latest,
+      dirty,
+      warnings,
+    };
+  }
+}
+
+function openStoreDirPath(root: string, env: NodeJS.ProcessEnv): string {
+  return path.join(storeRoot(env), storeName(root));
+}

@@ -1,0 +1,29 @@
+/**
+ * Typed errors with stable codes. The CLI maps them to exit codes in one place
+ * (cli/main.ts); library callers can branch on `code` instead of message text.
+ */
+export type ErrorCode =
+  | 'usage' // malformed invocation: exit 2
+  | 'bad-address' // unknown, ambiguous or malformed checkpoint address
+  | 'bad-workspace' // refused or unusable workspace
+  | 'store' // store collision, newer schema, unreadable store
+  | 'lock-timeout' // another process held the workspace lock too long
+  | 'budget' // snapshot time budget ran out (progress is kept)
+  | 'git' // a git child process failed
+  | 'refused' // the runner refused a git call (verb or argument)
+  | 'nothing'; // an operation that needs a checkpoint found none
+
+export class CkptError extends Error {
+  readonly code: ErrorCode;
+  readonly data: Record<string, unknown>;
+  constructor(code: ErrorCode, message: string, data: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CkptError';
+    this.code = code;
+    this.data = data;
+  }
+}
+
+export function isCkptError(err: unknown, code?: ErrorCode): err is CkptError {
+  return err instanceof CkptError && (code === undefined || err.code === code);
+}

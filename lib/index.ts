@@ -1,0 +1,15 @@
+/**
+ * git-ckpt as a library. Typical use in an agent harness:
+ *
+ *   import { Workspace } from 'git-ckpt';
+ *   const ws = Workspace.open(process.cwd());
+ *   const { created, id } = await ws.snapshot({ kind: 'post', tool: 'Bash', session });
+ */
+export { Workspace, type DiffFormat, type ListOptions, type ListResult, type StatusReport, type OpenOptions } from './ckpt.js';
+export { parseAddress, resolveAddress, type Address } from './address.js';
+export { CkptError, isCkptError, type ErrorCode } from './errors.js';
+export { type CheckpointRecord, type CheckpointKind, type SkippedPath, type ChangedPath, CHECKPOINT_KINDS, parseLedger } from './ledger.js';
+export { type SnapshotOptions, type SnapshotResult, type SnapshotProgress } from './snapshot.js';
+export { type Settings, DEFAULT_SETTINGS, settingsFromConfigList } from './settings.js';
+export { storeRoot } from './store.js';
+export { planCapture, parseScan, batchPaths } from './capture-plan.js';

@@ -1,0 +1,181 @@
+/**
+ * The ledger: an append-only file with one JSON record per checkpoint. Each line
+ * is written with a single append, so concurrent readers see whole lines or a
+ * torn last line, which is skipped with a warning like any corrupt line.
+ * Every id read back is validated: a tampered line never reaches git's argv.
+ */
+import { closeSync, fstatSync, openSync, readSync, appendFileSync, readFileSync, fsyncSync } from 'node:fs';
+import { CkptError } from './errors.js';
+import { isObjectId } from './runner.js';
+
+export const LEDGER_SCHEMA = 1;
+
+export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'guard';
+export const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard'];
+
+export interface SkippedPath {
+  path: string;
+  reason: 'too-large' | 'secret' | 'new-directory-too-many-files' | 'unreadable' | 'nested-repo-without-commit';
+  /** Size in bytes (too-large) or file count (directories). */
+  size?: number;
+}
+
+export interface ChangedPath {
+  path: string;
+  status: 'A' | 'M' | 'D' | 'T';
+}
+
+export interface CheckpointRecord {
+  v: number;
+  id: string;
+  parent: string | null;
+  tree: string;
+  /** Milliseconds since the epoch. */
+  time: number;
+  session: string | null;
+  turn: number | null;
+  step: number | null;
+  tool: string | null;
+  kind: CheckpointKind;
+  message: string;
+  stats: { added: number; modified: number; deleted: number };
+  /** Bytes of content that this checkpoint added or changed (uncompressed). */
+  bytes: number;
+  /** The first changed paths (at most PATHS_KEPT), for log without a git call. */
+  paths: ChangedPath[];
+  /** Total number of changed paths. */
+  changed: number;
+  skipped: SkippedPath[];
+  /** Number of skipped paths, when `skipped` was cut. */
+  skippedCount: number;
+}
+
+export const PATHS_KEPT = 20;
+export const SKIPPED_KEPT = 200;
+
+export interface LedgerRead {
+  records: CheckpointRecord[];
+  /** One line per unreadable ledger line (torn, corrupt, tampered, or from a newer schema). */
+  warnings: string[];
+  /** Highest schema version met (a store written by a newer git-ckpt). */
+  newestSchema: number;
+}
+
+function nullableString(v: unknown): v is string | null {
+  return v === null || typeof v === 'string';
+}
+function nullableInt(v: unknown): v is number | null {
+  return v === null || (Number.isInteger(v) && (v as number) >= 0);
+}
+
+/** Pure: validate one parsed line. Returns the reason it is unusable, or undefined. */
+export function recordProblem(r: Partial<CheckpointRecord>): string | undefined {
+  if (typeof r !== 'object' || r === null) return 'not an object';
+  if (!Number.isInteger(r.v)) return 'no schema version';
+  if (!isObjectId(r.id)) return 'bad id';
+  if (!(r.parent === null || isObjectId(r.parent))) return 'bad parent';
+  if (!isObjectId(r.tree)) return 'bad tree';
+  if (!Number.isFinite(r.time)) return 'bad time';
+  if (!CHECKPOINT_KINDS.includes(r.kind as CheckpointKind)) return 'bad kind';
+  if (!nullableString(r.session) || !nullableString(r.tool) || typeof r.message !== 'string') return 'bad text field';
+  if (!nullableInt(r.turn) || !nullableInt(r.step)) return 'bad turn or step';
+  const s = r.stats;
+  if (!s || !Number.isInteger(s.added) || !Number.isInteger(s.modified) || !Number.isInteger(s.deleted)) return 'bad stats';
+  if (!Array.isArray(r.paths) || !Array.isArray(r.skipped)) return 'bad path lists';
+  return undefined;
+}
+
+/** Pure: parse ledger text. */
+export function parseLedger(text: string): LedgerRead {
+  const records: CheckpointRecord[] = [];
+  const warnings: string[] = [];
+  let newestSchema = 0;
+  const lines = text.split('\n');
+  const lastIndex = text.endsWith('\n') ? lines.length - 1 : lines.length;
+  for (let i = 0; i < lastIndex; i++) {
+    const line = lines[i]!;
+    if (!line.trim()) continue;
+    let parsed: Partial<CheckpointRecord>;
+    try {
+      parsed = JSON.parse(line) as Partial<CheckpointRecord>;
+    } catch {
+      warnings.push(`ledger line ${i + 1}: ${i === lines.length - 1 ? 'torn last line' : 'not JSON'}, skipped`);
+      continue;
+    }
+    if (Number.isInteger(parsed?.v)) newestSchema = Math.max(newestSchema, parsed.v!);
+    if (Number.isInteger(parsed?.v) && parsed.v! > LEDGER_SCHEMA) {
+      warnings.push(`ledger line ${i + 1}: written by a newer git-ckpt (schema ${parsed.v}), skipped`);
+      continue;
+    }
+    const problem = recordProblem(parsed);
+    if (problem) {
+      warnings.push(`ledger line ${i + 1}: ${problem}, skipped`);
+      continue;
+    }
+    const record = parsed as CheckpointRecord;
+    record.bytes ??= 0;
+    record.changed ??= record.paths.length;
+    record.skippedCount ??= record.skipped.length;
+    records.push(record);
+  }
+  return { records, warnings, newestSchema };
+}
+
+export function readLedger(file: string): LedgerRead {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], warnings: [], newestSchema: 0 };
+    throw new CkptError('store', `cannot read ledger ${file}: ${(err as Error).message}`);
+  }
+  return parseLedger(text);
+}
+
+/**
+ * The latest valid record, reading only the file's tail: a snapshot on a long
+ * ledger should not parse thousands of lines. Falls back to the whole file when
+ * the tail holds no valid record.
+ */
+export function readLatest(file: string): { record?: CheckpointRecord; newestSchema: number } {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { newestSchema: 0 };
+    throw new CkptError('store', `cannot read ledger ${file}: ${(err as Error).message}`);
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const want = Math.min(size, 256 * 1024);
+    const buf = Buffer.alloc(want);
+    readSync(fd, buf, 0, want, size - want);
+    let text = buf.toString('utf8');
+    if (want < size) text = text.slice(text.indexOf('\n') + 1);
+    const tail = parseLedger(text);
+    const record = tail.records.at(-1);
+    if (record) return { record, newestSchema: tail.newestSchema };
+  } finally {
+    closeSync(fd);
+  }
+  const all = readLedger(file);
+  return { record: all.records.at(-1), newestSchema: all.newestSchema };
+}
+
+/** Refuse to write to a store that a newer git-ckpt has written. */
+export function assertWritableSchema(newestSchema: number): void {
+  if (newestSchema > LEDGER_SCHEMA) {
+    throw new CkptError('store', `this store was written by a newer git-ckpt (ledger schema ${newestSchema}, this version writes ${LEDGER_SCHEMA}); upgrade git-ckpt to write to it`);
+  }
+}
+
+export function appendRecord(file: string, record: CheckpointRecord): void {
+  const fd = openSync(file, 'a', 0o600);
+  try {
+    // One write call per line: appends from other processes cannot interleave inside it.
+    appendFileSync(fd, `${JSON.stringify(record)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

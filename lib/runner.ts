@@ -1,0 +1,227 @@
+/**
+ * The one git runner. Every git process git-ckpt starts goes through `git()`:
+ * - only whitelisted verbs run; anything that could rewrite a work tree or a
+ *   user's history (reset, clean, stash, checkout, push, gc …) throws before spawning;
+ * - positional arguments are validated object ids (or `^id`), never free text,
+ *   so a tampered ledger line or a smuggled `--output=/x` cannot become an option;
+ * - paths travel only after `--` or on stdin with -z, always as literal pathspecs;
+ * - inherited GIT_* variables are dropped (we may run inside a user's git hook
+ *   where GIT_DIR/GIT_INDEX_FILE point at their repository), system config is
+ *   never read, prompts are off, and user config is read only when asked for.
+ */
+import { spawn } from 'node:child_process';
+import { CkptError } from './errors.js';
+
+const ALLOWED_VERBS = new Set([
+  'init',
+  'config',
+  'ls-files',
+  'add',
+  'update-index',
+  'write-tree',
+  'read-tree',
+  'commit-tree',
+  'diff-tree',
+  'cat-file',
+  'ls-tree',
+  'pack-objects',
+  'prune-packed',
+  'count-objects',
+  'hash-object',
+]);
+
+const OID_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+/** Options are code literals: a dash, a name, and optionally `=value`. */
+const OPTION_RE = /^--?[A-Za-z][A-Za-z0-9-]*(?:=[^\n\0]*)?$/;
+/** Config keys and simple values that we pass positionally to `git config`. */
+const LITERAL_RE = /^[A-Za-z0-9][A-Za-z0-9._/:-]*$/;
+
+export function isObjectId(value: unknown): value is string {
+  return typeof value === 'string' && OID_RE.test(value);
+}
+
+export function assertObjectId(value: unknown, what = 'object id'): string {
+  if (!isObjectId(value)) {
+    throw new CkptError('refused', `invalid ${what}: ${JSON.stringify(String(value)).slice(0, 80)}`);
+  }
+  return value;
+}
+
+/** An argument: an option literal, a validated object id, a negated id, or a config literal. */
+export type GitArg = string | { oid: string } | { notOid: string } | { literal: string };
+
+export interface GitCall {
+  verb: string;
+  args?: GitArg[];
+  /** Literal pathspecs, placed after `--`. */
+  paths?: string[];
+  /** Shadow repository; omitted only for calls that name no repository. */
+  gitDir?: string;
+  workTree?: string;
+  indexFile?: string;
+  cwd?: string;
+  input?: string | Buffer;
+  /** `-c key=value` pairs placed before the verb; keys and values are code literals. */
+  configOverrides?: Record<string, string>;
+  /** Read the user's global config (only for reading [ckpt] settings). */
+  userConfig?: boolean;
+  /** Extra environment (author identity for commit-tree). Keys must not start with GIT_ unless listed. */
+  env?: Record<string, string>;
+  /** Exit codes other than 0 that are answers, not failures (e.g. 1 for `config --get` misses). */
+  okCodes?: number[];
+  signal?: AbortSignal;
+  /** Called with each stdout chunk as it arrives (progress, early stop). */
+  onStdout?: (chunk: Buffer) => void;
+}
+
+export interface GitResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+const ENV_PASSTHROUGH_GIT = new Set(['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_COMMITTER_DATE', 'GIT_INDEX_FILE']);
+
+export function buildArgv(call: GitCall): string[] {
+  if (!ALLOWED_VERBS.has(call.verb)) {
+    throw new CkptError('refused', `git verb not allowed: ${call.verb}`);
+  }
+  const argv: string[] = ['--no-pager', '--literal-pathspecs'];
+  for (const [key, value] of Object.entries(call.configOverrides ?? {})) {
+    if (!LITERAL_RE.test(key) || !/^[A-Za-z0-9._/:-]*$/.test(value)) {
+      throw new CkptError('refused', `config override not allowed: ${key}`);
+    }
+    argv.push('-c', `${key}=${value}`);
+  }
+  argv.push(call.verb);
+  for (const arg of call.args ?? []) {
+    if (typeof arg === 'string') {
+      if (!OPTION_RE.test(arg)) throw new CkptError('refused', `git argument is not an option: ${JSON.stringify(arg).slice(0, 80)}`);
+      argv.push(arg);
+    } else if ('oid' in arg) {
+      argv.push(assertObjectId(arg.oid));
+    } else if ('notOid' in arg) {
+      argv.push(`^${assertObjectId(arg.notOid)}`);
+    } else {
+      if (!LITERAL_RE.test(arg.literal)) throw new CkptError('refused', `git literal not allowed: ${JSON.stringify(arg.literal).slice(0, 80)}`);
+      argv.push(arg.literal);
+    }
+  }
+  if (call.paths) {
+    argv.push('--');
+    for (const p of call.paths) {
+      if (p.includes('\0')) throw new CkptError('refused', 'path contains NUL');
+      argv.push(p);
+    }
+  }
+  return argv;
+}
+
+export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('GIT_')) env[key] = value;
+  }
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_OPTIONAL_LOCKS = '0';
+  env.GIT_LITERAL_PATHSPECS = '1';
+  env.GIT_ATTR_NOSYSTEM = '1';
+  env.LC_ALL = 'C';
+  if (!call.userConfig) env.GIT_CONFIG_GLOBAL = '/dev/null';
+  if (call.gitDir) env.GIT_DIR = call.gitDir;
+  if (call.workTree) env.GIT_WORK_TREE = call.workTree;
+  if (call.indexFile) env.GIT_INDEX_FILE = call.indexFile;
+  for (const [key, value] of Object.entries(call.env ?? {})) {
+    if (key.startsWith('GIT_') && !ENV_PASSTHROUGH_GIT.has(key)) {
+      throw new CkptError('refused', `environment variable not allowed: ${key}`);
+    }
+    env[key] = value;
+  }
+  return env;
+}
+
+export class GitError extends CkptError {
+  constructor(
+    readonly verb: string,
+    readonly exitCode: number | null,
+    readonly stderr: string,
+  ) {
+    const firstLine = stderr.split('\n').find((l) => l.trim()) ?? '';
+    super('git', `git ${verb} failed${exitCode === null ? ' (killed)' : ` (exit ${exitCode})`}${firstLine ? `: ${firstLine.trim()}` : ''}`, {
+      verb,
+      exitCode,
+    });
+  }
+}
+
+/** Run one git process. Rejects with GitError on an unexpected exit, or the signal's reason when aborted. */
+export function git(call: GitCall): Promise<GitResult> {
+  let argv: string[];
+  let env: NodeJS.ProcessEnv;
+  try {
+    argv = buildArgv(call);
+    env = buildEnv(call);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return new Promise((resolve, reject) => {
+    if (call.signal?.aborted) {
+      reject(call.signal.reason);
+      return;
+    }
+    const child = spawn('git', argv, { cwd: call.cwd ?? call.workTree ?? process.cwd(), env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let settled = false;
+    const onAbort = () => {
+      child.kill('SIGKILL');
+    };
+    call.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      call.onStdout?.(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', (e) => {
+      if (settled) return;
+      settled = true;
+      call.signal?.removeEventListener('abort', onAbort);
+      reject(new CkptError('git', `cannot run git: ${e.message}`, {}, { cause: e }));
+    });
+    child.on('close', (code) => {
+      if (settled) return;
+      settled = true;
+      call.signal?.removeEventListener('abort', onAbort);
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (call.signal?.aborted) {
+        reject(call.signal.reason);
+        return;
+      }
+      const exit = code ?? -1;
+      if (exit !== 0 && !(call.okCodes ?? []).includes(exit)) {
+        reject(new GitError(call.verb, code, stderr));
+        return;
+      }
+      resolve({ stdout: Buffer.concat(out), stderr, code: exit });
+    });
+    // A child that exits before reading all of stdin raises EPIPE; its exit code tells the story.
+    child.stdin.on('error', () => {});
+    if (call.input !== undefined) child.stdin.end(call.input);
+    else child.stdin.end();
+  });
+}
+
+/** Split NUL-terminated output into strings (paths keep every byte git gave us, decoded as UTF-8). */
+export function splitZ(buf: Buffer): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i] === 0) {
+      parts.push(buf.toString('utf8', start, i));
+      start = i + 1;
+    }
+  }
+  if (start < buf.length) parts.push(buf.toString('utf8', start));
+  return parts;
+}

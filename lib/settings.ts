@@ -1,0 +1,88 @@
+/**
+ * Settings live in git config under [ckpt]: the user's global config, or the
+ * store's own `config` file (included by the shadow repository's config, so it
+ * wins). They are read by git itself, in one process.
+ */
+import { CkptError } from './errors.js';
+import { git } from './runner.js';
+import type { StorePaths } from './store.js';
+
+export interface Settings {
+  /** Files larger than this are not stored (bytes). */
+  maxFileBytes: number;
+  /** A directory that appears between two snapshots with more files than this is not stored. */
+  maxNewFiles: number;
+  /** gitignore-style patterns of secret files that are never stored. */
+  secretPatterns: string[];
+  /** Wall-clock budget of one snapshot (ms); 0 means none. */
+  timeBudgetMs: number;
+  /** How long to wait for another process's lock (ms). */
+  lockTimeoutMs: number;
+}
+
+export const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
+
+export const DEFAULT_SETTINGS: Settings = {
+  maxFileBytes: 16 * 1024 * 1024,
+  maxNewFiles: 5000,
+  secretPatterns: DEFAULT_SECRET_PATTERNS,
+  timeBudgetMs: 15_000,
+  lockTimeoutMs: 30_000,
+};
+
+/** git's integer syntax: an optional k, m or g suffix, powers of 1024. */
+export function parseGitSize(key: string, value: string): number {
+  const match = /^\s*(\d+)\s*([kmg]?)\s*$/i.exec(value);
+  if (!match) throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected a number with an optional k, m or g suffix)`);
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  return Number(match[1]) * unit;
+}
+
+/** A duration: `1500ms`, `15s`, `2m`, or a bare number of seconds. */
+export function parseDuration(key: string, value: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(value);
+  if (!match) throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms or 2m)`);
+  const unit = { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm'];
+  return Math.round(Number(match[1]) * unit);
+}
+
+/** Pure: fold `git config --list -z` output into settings. */
+export function settingsFromConfigList(listing: string): Settings {
+  const settings: Settings = { ...DEFAULT_SETTINGS };
+  for (const entry of listing.split('\0')) {
+    if (!entry) continue;
+    const nl = entry.indexOf('\n');
+    const key = (nl < 0 ? entry : entry.slice(0, nl)).toLowerCase();
+    const value = nl < 0 ? 'true' : entry.slice(nl + 1);
+    if (!key.startsWith('ckpt.')) continue;
+    const name = key.slice(5);
+    switch (name) {
+      case 'maxfilebytes':
+        settings.maxFileBytes = parseGitSize('maxFileBytes', value);
+        break;
+      case 'maxnewfiles':
+        settings.maxNewFiles = parseGitSize('maxNewFiles', value);
+        break;
+      case 'secretpatterns':
+        settings.secretPatterns = value
+          .split(/[,\s]+/)
+          .map((p) => p.trim())
+          .filter(Boolean);
+        break;
+      case 'timebudget':
+        settings.timeBudgetMs = parseDuration('timeBudget', value);
+        break;
+      case 'locktimeout':
+        settings.lockTimeoutMs = parseDuration('lockTimeout', value);
+        break;
+      default:
+        break; // keys of later versions, or of the retention policy
+    }
+  }
+  return settings;
+}
+
+export async function readSettings(paths: StorePaths, signal?: AbortSignal): Promise<Settings> {
+  const { stdout } = await git({ verb: 'config', args: ['--list', '-z', '--includes'], gitDir: paths.gitDir, cwd: paths.dir, userConfig: true, signal });
+  return settingsFromConfigList(stdout.toString('utf8'));
+}

@@ -1,0 +1,160 @@
+/**
+ * The store: one folder per workspace under the store root, holding the shadow
+ * GIT_DIR, the shadow index, the ledger, the lock and the workspace's path.
+ *
+ *   <root>/<name>-<hash16>/
+ *     git/            shadow GIT_DIR (bare layout, work tree passed per call)
+ *     index           persistent shadow index: the stat cache that makes snapshots cheap
+ *     ledger.jsonl    one JSON record per checkpoint
+ *     workspace       the workspace's real path (collision and move detection)
+ *     config          optional [ckpt] settings for this workspace only
+ *     lock            cross-process lock
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { CkptError } from './errors.js';
+import { git } from './runner.js';
+
+export interface StorePaths {
+  dir: string;
+  gitDir: string;
+  indexFile: string;
+  ledger: string;
+  lock: string;
+  workspaceFile: string;
+  config: string;
+  indexStamp: string;
+  excludeFile: string;
+  attributesFile: string;
+}
+
+export function storeRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GIT_CKPT_HOME) return path.resolve(env.GIT_CKPT_HOME);
+  if (env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME)) return path.join(env.XDG_STATE_HOME, 'git-ckpt');
+  return path.join(homedir(), '.local', 'state', 'git-ckpt');
+}
+
+export function storeName(workspaceRoot: string): string {
+  const readable = path.basename(workspaceRoot).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '').slice(0, 40) || 'workspace';
+  const hash = createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 16);
+  return `${readable}-${hash}`;
+}
+
+export function storePaths(dir: string): StorePaths {
+  const gitDir = path.join(dir, 'git');
+  return {
+    dir,
+    gitDir,
+    indexFile: path.join(dir, 'index'),
+    ledger: path.join(dir, 'ledger.jsonl'),
+    lock: path.join(dir, 'lock'),
+    workspaceFile: path.join(dir, 'workspace'),
+    config: path.join(dir, 'config'),
+    indexStamp: path.join(dir, 'index.stamp'),
+    excludeFile: path.join(gitDir, 'info', 'exclude'),
+    attributesFile: path.join(gitDir, 'info', 'attributes'),
+  };
+}
+
+/**
+ * The store folder for a workspace, created (mode 0700) when `create` is set.
+ * A store whose recorded workspace differs is a hash collision: refused.
+ */
+export function openStoreDir(workspaceRoot: string, create: boolean, env: NodeJS.ProcessEnv = process.env): StorePaths | undefined {
+  const root = storeRoot(env);
+  const paths = storePaths(path.join(root, storeName(workspaceRoot)));
+  if (!existsSync(paths.dir)) {
+    if (!create) return undefined;
+    try {
+      const made = mkdirSync(root, { recursive: true, mode: 0o700 });
+      if (made) chmodSync(root, 0o700);
+      mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new CkptError('store', `cannot create store ${paths.dir}: ${(err as Error).message}`, {}, { cause: err });
+    }
+  }
+  let recorded: string | undefined;
+  try {
+    recorded = readFileSync(paths.workspaceFile, 'utf8').replace(/\n$/, '');
+  } catch {
+    recorded = undefined;
+  }
+  if (recorded === undefined) {
+    if (create) writeFileAtomic(paths.workspaceFile, `${workspaceRoot}\n`);
+  } else if (recorded !== workspaceRoot) {
+    throw new CkptError('store', `store ${paths.dir} belongs to another workspace (${recorded}); refusing to mix them`);
+  }
+  return paths;
+}
+
+export function writeFileAtomic(file: string, data: string | Buffer): void {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  try {
+    writeFileSync(tmp, data, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Settings of the shadow repository. They make capture byte-exact and keep git
+ * from doing anything on its own: no autocrlf, no filters, no hooks, no auto gc,
+ * and nothing pruned, since checkpoints are unreferenced on purpose.
+ */
+const SHADOW_CONFIG: Array<[string, string]> = [
+  ['core.bare', 'false'],
+  ['core.autocrlf', 'false'],
+  ['core.safecrlf', 'false'],
+  ['core.symlinks', 'true'],
+  ['core.filemode', 'true'],
+  ['core.fsmonitor', 'false'],
+  ['core.untrackedCache', 'false'],
+  ['core.quotePath', 'false'],
+  ['core.hooksPath', '/dev/null'],
+  ['core.checkStat', 'default'],
+  ['core.trustctime', 'true'],
+  ['index.version', '4'],
+  ['gc.auto', '0'],
+  ['gc.autoPackLimit', '0'],
+  ['gc.pruneExpire', 'never'],
+  ['gc.reflogExpire', 'never'],
+  ['gc.reflogExpireUnreachable', 'never'],
+  ['maintenance.auto', 'false'],
+  ['commit.gpgSign', 'false'],
+  ['advice.addEmbeddedRepo', 'false'],
+  ['advice.addIgnoredFile', 'false'],
+  ['include.path', '../config'],
+];
+
+function shadowConfigText(): string {
+  const sections = new Map<string, string[]>();
+  for (const [key, value] of SHADOW_CONFIG) {
+    const dot = key.indexOf('.');
+    const section = key.slice(0, dot);
+    const lines = sections.get(section) ?? [];
+    lines.push(`\t${key.slice(dot + 1)} = ${value}`);
+    sections.set(section, lines);
+  }
+  return [...sections].map(([section, lines]) => `[${section}]\n${lines.join('\n')}\n`).join('');
+}
+
+/** Git attributes with the highest precedence: store the bytes on disk, whatever .gitattributes says. */
+export const SHADOW_ATTRIBUTES = '* -text -eol -ident -filter -working-tree-encoding\n';
+
+export async function initShadowRepo(paths: StorePaths): Promise<void> {
+  if (existsSync(path.join(paths.gitDir, 'HEAD'))) return;
+  // Build in a temporary folder and rename, so a crash never leaves a half-made repository.
+  const tmp = `${paths.gitDir}.init-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  await git({ verb: 'init', args: ['--bare', '--quiet', '--template='], gitDir: tmp, cwd: paths.dir });
+  // Appended as text: later sections win in git's config, and this costs no process per key.
+  appendFileSync(path.join(tmp, 'config'), shadowConfigText());
+  mkdirSync(path.join(tmp, 'info'), { recursive: true });
+  writeFileSync(path.join(tmp, 'info', 'attributes'), SHADOW_ATTRIBUTES);
+  writeFileSync(path.join(tmp, 'info', 'exclude'), '');
+  renameSync(tmp, paths.gitDir);
+}

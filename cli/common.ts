@@ -4,13 +4,13 @@ import { Workspace } from '../lib/ckpt.js';
 import { CkptError } from '../lib/errors.js';
 
 export interface GlobalArgs {
-  C?: string[];
+  C?: string | string[];
 }
 
 /** The directory named by git-style -C options (each relative to the one before). */
 export function startDir(argv: GlobalArgs): string {
   let dir = process.cwd();
-  for (const c of argv.C ?? []) dir = path.resolve(dir, c);
+  for (const c of [argv.C ?? []].flat()) dir = path.resolve(dir, c);
   return dir;
 }
 

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const cli = yargs(hideBin(process.argv))
     .scriptName('git ckpt')
     .usage('$0 <command> [options]')
-    .option('C', { type: 'string', array: true, describe: 'run as if started in <path>', global: true, requiresArg: true })
+    .option('C', { type: 'string', describe: 'run as if started in <path> (repeatable, like git -C)', global: true, requiresArg: true })
     .command(initCommand)
     .command(snapshotCommand)
     .command(logCommand)

@@ -123,21 +123,38 @@ export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts:
   return { stage, forceRemove, skipped, sizes };
 }
 
-/** Pure: split paths into batches bounded in count and bytes, so that progress survives a kill. */
-export function batchPaths(paths: string[], sizes: Map<string, number>, maxCount: number, maxBytes: number): string[][] {
-  const batches: string[][] = [];
-  let current: string[] = [];
+/** Pure: the end index of the next batch from `from`, bounded in count and bytes (at least one path). */
+export function takeBatch(paths: readonly string[], from: number, sizes: Map<string, number>, maxCount: number, maxBytes: number): number {
+  let end = from;
   let bytes = 0;
-  for (const p of paths) {
-    const size = sizes.get(p) ?? 0;
-    if (current.length > 0 && (current.length >= maxCount || bytes + size > maxBytes)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(p);
+  while (end < paths.length) {
+    const size = sizes.get(paths[end]!) ?? 0;
+    if (end > from && (end - from >= maxCount || bytes + size > maxBytes)) break;
     bytes += size;
+    end++;
   }
-  if (current.length) batches.push(current);
-  return batches;
+  return end;
+}
+
+export interface BatchLimits {
+  maxCount: number;
+  maxBytes: number;
+}
+
+/**
+ * Pure: how big the next hashing batch may be. Without a budget, batches are
+ * large (fewer packs). With one, a batch aims at a third of the remaining time
+ * at the throughput measured so far, so a kill loses little and every attempt
+ * makes progress.
+ */
+export function batchLimits(remainingMs: number | undefined, measured: { files: number; bytes: number; ms: number } | undefined): BatchLimits {
+  const LARGE: BatchLimits = { maxCount: 4000, maxBytes: 256 * 1024 * 1024 };
+  if (remainingMs === undefined) return LARGE;
+  if (!measured || measured.ms <= 0 || measured.files === 0) return { maxCount: 256, maxBytes: 8 * 1024 * 1024 };
+  const targetMs = Math.max(50, Math.min(remainingMs / 3, 3000));
+  const perMs = measured.ms;
+  return {
+    maxCount: Math.max(16, Math.min(LARGE.maxCount, Math.floor((measured.files / perMs) * targetMs))),
+    maxBytes: Math.max(1024 * 1024, Math.min(LARGE.maxBytes, Math.floor((Math.max(measured.bytes, 1) / perMs) * targetMs))),
+  };
 }

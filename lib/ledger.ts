@@ -170,10 +170,14 @@ export function assertWritableSchema(newestSchema: number): void {
 }
 
 export function appendRecord(file: string, record: CheckpointRecord): void {
-  const fd = openSync(file, 'a', 0o600);
+  const fd = openSync(file, 'a+', 0o600);
   try {
+    // A torn last line (a writer killed mid-write) must not swallow this record.
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 10;
     // One write call per line: appends from other processes cannot interleave inside it.
-    appendFileSync(fd, `${JSON.stringify(record)}\n`);
+    appendFileSync(fd, `${torn ? '\n' : ''}${JSON.stringify(record)}\n`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

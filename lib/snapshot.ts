@@ -8,7 +8,7 @@
  */
 import { lstatSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { batchPaths, parseScan, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
+import { batchLimits, parseScan, takeBatch, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type SkippedPath } from './ledger.js';
 import { git, splitZ, type GitCall } from './runner.js';
@@ -56,9 +56,6 @@ export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 export const CHECKPOINT_AUTHOR = { name: 'git-ckpt', email: 'git-ckpt@localhost.invalid' };
 
-/** Files per `git add` process, and bytes: a kill loses at most one batch. */
-const BATCH_FILES = 4000;
-const BATCH_BYTES = 256 * 1024 * 1024;
 /** Below this many files a batch writes loose objects; above it, one pack. */
 const PACK_BATCH_MIN = 64;
 /** Pack loose objects once roughly this many have accumulated. */
@@ -398,14 +395,23 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     if (!tree) {
       total = plan.stage.length;
       const report = () => opts.onProgress?.({ hashed, total, elapsedMs: deadline.elapsed(), first });
-      for (const batch of batchPaths(plan.stage, plan.sizes, BATCH_FILES, BATCH_BYTES)) {
+      const measured = { files: 0, bytes: 0, ms: 0 };
+      for (let from = 0; from < plan.stage.length; ) {
         deadline.check();
+        const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
+        const end = takeBatch(plan.stage, from, plan.sizes, limits.maxCount, limits.maxBytes);
+        const batch = plan.stage.slice(from, end);
+        const started = Date.now();
         skipped.push(
           ...(await stageBatch(ctx, batch, signal, (n) => {
             hashed += n;
             report();
           })),
         );
+        measured.files += batch.length;
+        measured.bytes += batch.reduce((sum, p) => sum + (plan.sizes.get(p) ?? 0), 0);
+        measured.ms += Date.now() - started;
+        from = end;
       }
       if (plan.forceRemove.length) {
         await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${plan.forceRemove.join('\0')}\0`, signal }));

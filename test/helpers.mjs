@@ -1,0 +1,127 @@
+// Shared test helpers: real temp directories, the real git binary, the real CLI.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, mkdirSync, readdirSync, lstatSync, readFileSync, readlinkSync, writeFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+
+/** A sandbox: its own HOME (global git config), store root and workspace. */
+export function sandbox({ git = true, name = 'ws' } = {}) {
+  const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'ckpt-test-')));
+  const home = path.join(base, 'home');
+  const store = path.join(base, 'store');
+  const ws = path.join(base, name);
+  mkdirSync(home);
+  mkdirSync(ws);
+  const env = cleanEnv({ HOME: home, GIT_CKPT_HOME: store, XDG_CONFIG_HOME: path.join(home, '.config') });
+  writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n');
+  const box = { base, home, store, ws, env };
+  if (git) {
+    sh(box, ['init', '-q']);
+  }
+  return box;
+}
+
+export function cleanEnv(extra = {}) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  delete env.NO_COLOR;
+  return { ...env, ...extra };
+}
+
+/** Run the real git in the sandbox's workspace (as the user would). */
+export function sh(box, args, opts = {}) {
+  const r = spawnSync('git', args, { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) }, input: opts.input, encoding: opts.encoding ?? 'utf8' });
+  if (r.status !== 0 && !opts.allowFail) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
+  return r;
+}
+
+/** Run git against the shadow repository of the sandbox's workspace. */
+export function shadowGit(box, args, encoding = 'utf8') {
+  const gitDir = path.join(storeDir(box), 'git');
+  const r = spawnSync('git', args, { cwd: box.base, env: { ...box.env, GIT_DIR: gitDir }, encoding, maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(`shadow git ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+export function storeDir(box) {
+  const dirs = readdirSync(box.store);
+  if (dirs.length !== 1) throw new Error(`expected one store, found ${dirs.join(', ')}`);
+  return path.join(box.store, dirs[0]);
+}
+
+/** Run the CLI; resolves with { code, stdout, stderr }. */
+export function ckpt(box, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Run the CLI and parse its JSON output; fails the test on a non-zero exit. */
+export async function ckptJson(box, args, opts) {
+  const r = await ckpt(box, [...args, '--json'], opts);
+  if (r.code !== 0) throw new Error(`git-ckpt ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+export function write(box, rel, content, mode) {
+  const file = path.join(box.ws, rel);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content, mode === undefined ? undefined : { mode });
+  return file;
+}
+
+/** Every entry below dir (paths, types, modes, bytes, link targets) as one digest-able listing. */
+export function treeState(dir) {
+  const out = [];
+  const walk = (rel) => {
+    const full = path.join(dir, rel);
+    const st = lstatSync(full);
+    if (st.isSymbolicLink()) out.push(`L ${rel} -> ${readlinkSync(full)}`);
+    else if (st.isDirectory()) {
+      out.push(`D ${rel} ${(st.mode & 0o777).toString(8)}`);
+      for (const name of readdirSync(full).sort()) walk(rel ? `${rel}/${name}` : name);
+    } else {
+      out.push(`F ${rel} ${(st.mode & 0o777).toString(8)} ${st.mtimeMs} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
+    }
+  };
+  walk('');
+  return out.join('\n');
+}
+
+/** A tree's entries in the shadow repository: path -> { mode, type, oid }. */
+export function lsTree(box, treeish) {
+  const out = shadowGit(box, ['ls-tree', '-r', '-z', '--full-tree', treeish]);
+  const entries = new Map();
+  for (const line of out.split('\0')) {
+    if (!line) continue;
+    const tab = line.indexOf('\t');
+    const [mode, type, oid] = line.slice(0, tab).split(' ');
+    entries.set(line.slice(tab + 1), { mode, type, oid });
+  }
+  return entries;
+}
+
+/** The exact bytes stored for a path in a checkpoint. */
+export function storedBytes(box, treeish, rel) {
+  const gitDir = path.join(storeDir(box), 'git');
+  const r = spawnSync('git', ['cat-file', 'blob', `${treeish}:${rel}`], { env: { ...box.env, GIT_DIR: gitDir } });
+  if (r.status !== 0) throw new Error(`cat-file ${rel}: ${r.stderr}`);
+  return r.stdout;
+}
+
+export function ledgerLines(box) {
+  return readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}

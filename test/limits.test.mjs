@@ -1,0 +1,113 @@
+import test from 'ava';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write } from './helpers.mjs';
+
+test('files over maxFileBytes are not stored, and the skip is reported and recorded', async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1k']);
+  write(box, 'small.txt', 'x'.repeat(1024));
+  write(box, 'big.bin', 'y'.repeat(1025));
+  const r = await ckptJson(box, ['snapshot']);
+  const entries = lsTree(box, r.id);
+  t.true(entries.has('small.txt'));
+  t.false(entries.has('big.bin'));
+  t.deepEqual(r.skipped, [{ path: 'big.bin', reason: 'too-large', size: 1025 }]);
+  const human = await ckpt(box, ['show', r.id]);
+  t.regex(human.stdout, /not captured: big\.bin: too large \(1\.0 KiB\)/);
+  // A captured file that grows past the limit leaves the checkpoint rather than keeping stale bytes.
+  write(box, 'small.txt', 'x'.repeat(4096));
+  const two = await ckptJson(box, ['snapshot']);
+  t.true(two.created);
+  t.false(lsTree(box, two.id).has('small.txt'));
+  t.true(two.skipped.some((s) => s.path === 'small.txt' && s.reason === 'too-large'));
+  const text = await ckpt(box, ['snapshot']);
+  t.regex(text.stderr, /git-ckpt: not captured: big\.bin: too large/);
+});
+
+test("the store's own config overrides the global one", async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1k']);
+  write(box, 'a.txt', 'a');
+  await ckptJson(box, ['snapshot']);
+  sh(box, ['config', '--file', path.join(storeDir(box), 'config'), 'ckpt.maxFileBytes', '8k']);
+  write(box, 'mid.bin', 'm'.repeat(2048));
+  const r = await ckptJson(box, ['snapshot']);
+  t.true(lsTree(box, r.id).has('mid.bin'));
+});
+
+test('secret-named files are never stored', async (t) => {
+  const box = sandbox();
+  const secrets = ['.env', '.env.local', 'config/.env.production', 'certs/server.pem', 'tls.key', 'id_rsa', 'home/.ssh/id_rsa.pub', 'id_ed25519'];
+  for (const s of secrets) write(box, s, 'TOKEN=hunter2\n');
+  write(box, 'environment.txt', 'fine\n');
+  write(box, 'keys.md', 'fine\n');
+  const r = await ckptJson(box, ['snapshot']);
+  const entries = lsTree(box, r.id);
+  t.deepEqual([...entries.keys()].sort(), ['environment.txt', 'keys.md']);
+  t.deepEqual(r.skipped.map((s) => s.path).sort(), [...secrets].sort());
+  t.true(r.skipped.every((s) => s.reason === 'secret'));
+});
+
+test('a directory that appears between snapshots with more than maxNewFiles files is not stored; the first snapshot is exempt', async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.maxNewFiles', '10']);
+  for (let i = 0; i < 20; i++) write(box, `vendor/pkg${i}.js`, `${i}\n`);
+  const first = await ckptJson(box, ['snapshot']);
+  t.is([...lsTree(box, first.id).keys()].filter((p) => p.startsWith('vendor/')).length, 20);
+  for (let i = 0; i < 30; i++) write(box, `node_modules/dep${i % 5}/f${i}.js`, `${i}\n`);
+  for (let i = 0; i < 3; i++) write(box, `src/feature/f${i}.ts`, `${i}\n`);
+  for (let i = 0; i < 12; i++) write(box, `zz-gen/out${i}.txt`, `${i}\n`);
+  write(box, 'vendor/pkg-new.js', 'new\n');
+  const two = await ckptJson(box, ['snapshot']);
+  const keys = [...lsTree(box, two.id).keys()];
+  t.false(keys.some((p) => p.startsWith('node_modules/')));
+  t.false(keys.some((p) => p.startsWith('zz-gen/')));
+  t.true(keys.includes('src/feature/f2.ts'));
+  t.true(keys.includes('vendor/pkg-new.js'));
+  const skippedDirs = two.skipped.filter((s) => s.reason === 'new-directory-too-many-files');
+  t.deepEqual(skippedDirs.map((s) => s.path).sort(), ['node_modules/', 'zz-gen/']);
+  t.true(skippedDirs.every((s) => s.size > 10));
+  // Still reported on the next run, where nothing else changed.
+  const three = await ckptJson(box, ['snapshot']);
+  t.false(three.created);
+  t.deepEqual(three.skipped.map((s) => s.path).sort(), ['node_modules/', 'zz-gen/']);
+});
+
+test('the time budget stops a snapshot cleanly, keeps its progress, and a large workspace converges', async (t) => {
+  const box = sandbox();
+  const chunk = 'z'.repeat(20_000);
+  for (let i = 0; i < 4000; i++) write(box, `d${i % 40}/f${i}.txt`, `${i}${chunk}${i}\n`);
+  sh(box, ['config', '--global', 'ckpt.timeBudget', '250ms']);
+  let failures = 0;
+  let result;
+  for (let attempt = 0; attempt < 40 && !result; attempt++) {
+    const r = await ckpt(box, ['snapshot', '--json']);
+    if (r.code === 0) {
+      result = JSON.parse(r.stdout);
+      break;
+    }
+    failures++;
+    t.is(r.code, 1);
+    t.regex(r.stderr, /^git-ckpt: snapshot stopped by its 0\.3s time budget after hashing \d+ of \d+ files; the work done is kept/);
+    t.is(r.stderr.trim().split('\n').length, 1);
+    const dir = storeDir(box);
+    t.false(existsSync(path.join(dir, 'lock')), 'no lock left');
+    t.false(existsSync(path.join(dir, 'index.lock')), 'no index.lock left');
+    const packDir = path.join(dir, 'git', 'objects', 'pack');
+    if (existsSync(packDir)) t.deepEqual(readdirSync(packDir).filter((n) => n.startsWith('tmp_')), []);
+  }
+  t.truthy(result, 'converged');
+  t.true(failures > 0, 'the budget was hit at least once');
+  t.is(lsTree(box, result.id).size, 4000);
+});
+
+test('init takes the first snapshot with no time budget and shows progress on stderr', async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.timeBudget', '1ms']);
+  for (let i = 0; i < 300; i++) write(box, `f${i}.txt`, `${i}\n`);
+  const r = await ckpt(box, ['init']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /hashing files: 300\/300/);
+  t.regex(r.stdout, /^checkpoint [0-9a-f]{8}/);
+});

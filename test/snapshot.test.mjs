@@ -1,0 +1,150 @@
+import test from 'ava';
+import { existsSync, readdirSync, rmSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write } from './helpers.mjs';
+
+test('first snapshot captures the workspace; a second with no change creates nothing', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'alpha\n');
+  write(box, 'src/b.js', 'console.log(1)\n');
+  const first = await ckptJson(box, ['snapshot']);
+  t.true(first.created);
+  t.regex(first.id, /^[0-9a-f]{40}$/);
+  t.deepEqual(first.stats, { added: 2, modified: 0, deleted: 0 });
+  const again = await ckptJson(box, ['snapshot']);
+  t.false(again.created);
+  t.is(again.id, first.id);
+  const human = await ckpt(box, ['snapshot']);
+  t.is(human.code, 0);
+  t.regex(human.stdout, /nothing changed/);
+  t.is(ledgerLines(box).length, 1);
+});
+
+test('edits, creations and deletions are captured, and each checkpoint is a child of the previous one', async (t) => {
+  const box = sandbox();
+  write(box, 'keep.txt', 'keep\n');
+  write(box, 'edit.txt', 'v1\n');
+  write(box, 'gone.txt', 'bye\n');
+  const one = await ckptJson(box, ['snapshot']);
+  write(box, 'edit.txt', 'v2\n');
+  rmSync(path.join(box.ws, 'gone.txt'));
+  write(box, 'new/deep/file.txt', 'hello\n');
+  const two = await ckptJson(box, ['snapshot', '-m', 'shell edits', '--session', 'S1', '--turn', '2', '--step', '5', '--tool', 'Bash', '--kind', 'post']);
+  t.true(two.created);
+  t.is(two.parent, one.id);
+  t.deepEqual(two.stats, { added: 1, modified: 1, deleted: 1 });
+  const entries = lsTree(box, two.id);
+  t.deepEqual([...entries.keys()].sort(), ['edit.txt', 'keep.txt', 'new/deep/file.txt']);
+  t.is(storedBytes(box, two.id, 'edit.txt').toString(), 'v2\n');
+  // The parent link is in the commit itself: the diff against it is exactly what happened.
+  const diff = shadowGit(box, ['diff-tree', '-r', '--name-status', one.id, two.id]);
+  t.is(diff.trim().split('\n').sort().join('|'), 'A\tnew/deep/file.txt|D\tgone.txt|M\tedit.txt');
+  const [, record] = ledgerLines(box);
+  t.like(record, { id: two.id, parent: one.id, session: 'S1', turn: 2, step: 5, tool: 'Bash', kind: 'post', message: 'shell edits', v: 1 });
+  t.is(record.bytes, 'v2\n'.length + 'hello\n'.length);
+});
+
+test('checkpoints carry a fixed author, their metadata as trailers, and no ref is created', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  const one = await ckptJson(box, ['snapshot', '--session', 'sess-9', '--tool', 'Edit', '--kind', 'pre', '--turn', '3']);
+  const raw = shadowGit(box, ['cat-file', 'commit', one.id]);
+  t.regex(raw, /^author git-ckpt <git-ckpt@localhost\.invalid> /m);
+  t.regex(raw, /^committer git-ckpt <git-ckpt@localhost\.invalid> /m);
+  t.notRegex(raw, /Test User|test@example\.com/);
+  t.regex(raw, /^Ckpt-Session: sess-9$/m);
+  t.regex(raw, /^Ckpt-Kind: pre$/m);
+  t.regex(raw, /^Ckpt-Turn: 3$/m);
+  t.regex(raw, /^Ckpt-Tool: Edit$/m);
+  const gitDir = path.join(storeDir(box), 'git');
+  t.is(shadowGit(box, ['for-each-ref']).trim(), '');
+  t.false(existsSync(path.join(gitDir, 'refs', 'heads', 'main')));
+  t.false(existsSync(path.join(gitDir, 'logs')));
+});
+
+test('non-git directories are workspaces too, and -C works like git', async (t) => {
+  const box = sandbox({ git: false });
+  write(box, 'notes.md', '# notes\n');
+  const r = await ckptJson(box, ['-C', box.ws, 'snapshot'], { cwd: box.base });
+  t.true(r.created);
+  const status = await ckptJson(box, ['-C', 'ws', 'status'], { cwd: box.base });
+  t.is(status.workspace, box.ws);
+  t.false(status.git);
+  t.is(status.checkpoints, 1);
+});
+
+test('a subdirectory of a git work tree resolves to its toplevel', async (t) => {
+  const box = sandbox();
+  write(box, 'pkg/lib/x.txt', 'x\n');
+  const r = await ckptJson(box, ['snapshot'], { cwd: path.join(box.ws, 'pkg', 'lib') });
+  t.true(r.created);
+  t.true(lsTree(box, r.id).has('pkg/lib/x.txt'));
+  const status = await ckptJson(box, ['status'], { cwd: path.join(box.ws, 'pkg') });
+  t.is(status.workspace, box.ws);
+});
+
+test('the store lives outside the workspace, mode 0700, and records the workspace path', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  const dir = storeDir(box);
+  t.false(dir.startsWith(box.ws));
+  t.regex(path.basename(dir), /^ws-[0-9a-f]{16}$/);
+  const { statSync, readFileSync } = await import('node:fs');
+  t.is(statSync(box.store).mode & 0o777, 0o700);
+  t.is(readFileSync(path.join(dir, 'workspace'), 'utf8').trim(), box.ws);
+  for (const name of ['git', 'index', 'ledger.jsonl']) t.true(existsSync(path.join(dir, name)), name);
+  const status = await ckptJson(box, ['status']);
+  t.is(status.store, dir);
+  t.deepEqual(readdirSync(box.ws).sort(), ['.git', 'a.txt']);
+});
+
+test('a store that belongs to another path is refused', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(path.join(storeDir(box), 'workspace'), '/somewhere/else\n');
+  const r = await ckpt(box, ['snapshot']);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^git-ckpt: store .* belongs to another workspace/);
+});
+
+test('.gitignore, the user repo info/exclude and .ckptignore are honoured', async (t) => {
+  const box = sandbox();
+  write(box, '.gitignore', 'build/\n*.log\n');
+  write(box, '.git/info/exclude', 'local-only.txt\n');
+  write(box, '.ckptignore', 'scratch/\n');
+  write(box, 'build/out.bin', 'x');
+  write(box, 'debug.log', 'x');
+  write(box, 'local-only.txt', 'x');
+  write(box, 'scratch/tmp.txt', 'x');
+  write(box, 'kept.txt', 'x');
+  const r = await ckptJson(box, ['snapshot']);
+  t.deepEqual([...lsTree(box, r.id).keys()].sort(), ['.ckptignore', '.gitignore', 'kept.txt']);
+});
+
+test('a lost shadow index is rebuilt from the latest checkpoint', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  write(box, 'big/dir/b.txt', 'b\n');
+  const one = await ckptJson(box, ['snapshot']);
+  rmSync(path.join(storeDir(box), 'index'));
+  const again = await ckptJson(box, ['snapshot']);
+  t.false(again.created);
+  t.is(again.id, one.id);
+  write(box, 'a.txt', 'changed\n');
+  const two = await ckptJson(box, ['snapshot']);
+  t.deepEqual(two.stats, { added: 0, modified: 1, deleted: 0 });
+});
+
+test('a moved workspace gets a store of its own', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  const moved = path.join(box.base, 'moved');
+  renameSync(box.ws, moved);
+  const r = await ckptJson(box, ['snapshot'], { cwd: moved });
+  t.true(r.created);
+  t.is(readdirSync(box.store).length, 2);
+});

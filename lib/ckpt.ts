@@ -3,7 +3,7 @@
  * diff its checkpoints, and report its status. An agent harness can embed this
  * in-process; the CLI is a thin layer over it.
  */
-import { readdirSync, lstatSync } from 'node:fs';
+import { existsSync, readdirSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { resolveAddress } from './address.js';
 import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
@@ -110,7 +110,9 @@ export class Workspace {
   private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const paths = this.ensureStore();
     return serialize(paths.dir, async () => {
-      // Settings first (they name the lock timeout); the shadow repository is made under the lock.
+      // Settings name the lock timeout, so read them first when the shadow repository exists;
+      // a new one is made under the lock.
+      if (!this.settingsCache && existsSync(path.join(paths.gitDir, 'HEAD'))) await this.settings();
       const lockTimeout = this.settingsCache?.lockTimeoutMs ?? DEFAULT_SETTINGS.lockTimeoutMs;
       return withLock(
         paths.lock,

@@ -1,0 +1,73 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write } from './helpers.mjs';
+
+const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+
+function run(box, script) {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', script], { cwd: box.ws, env: box.env });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+test('16 concurrent snapshot processes all succeed and leave one linear chain holding every file', async (t) => {
+  const box = sandbox();
+  write(box, 'base.txt', 'base\n');
+  await ckptJson(box, ['snapshot']);
+  const results = await Promise.all(
+    Array.from({ length: 16 }, (_, i) => run(box, `printf '%s\\n' ${i} > agent-${i}.txt && "${process.execPath}" "${CLI}" snapshot --session p${i} --json >/dev/null`)),
+  );
+  for (const [i, r] of results.entries()) t.is(r.code, 0, `process ${i}: ${r.stderr}`);
+  const records = ledgerLines(box);
+  for (let i = 1; i < records.length; i++) t.is(records[i].parent, records[i - 1].id, `record ${i} chains to its predecessor`);
+  t.true(records.length >= 2 && records.length <= 17);
+  const latest = lsTree(box, records.at(-1).id);
+  for (let i = 0; i < 16; i++) t.true(latest.has(`agent-${i}.txt`), `agent-${i}.txt`);
+  const dir = storeDir(box);
+  t.false(existsSync(path.join(dir, 'index.lock')));
+  t.false(existsSync(path.join(dir, 'lock')));
+  t.deepEqual(
+    readdirSync(dir).filter((n) => n.includes('.tmp-') || n.includes('stale')),
+    [],
+  );
+});
+
+test('in one process, concurrent snapshots of a workspace are serialized', async (t) => {
+  const box = sandbox();
+  const ws = Workspace.open(box.ws, { env: box.env });
+  const results = await Promise.all(
+    Array.from({ length: 8 }, async (_, i) => {
+      writeFileSync(path.join(box.ws, `f${i}.txt`), `${i}\n`);
+      return ws.snapshot({ kind: 'post', tool: `t${i}` });
+    }),
+  );
+  t.true(results.some((r) => r.created));
+  const records = ledgerLines(box);
+  for (let i = 1; i < records.length; i++) t.is(records[i].parent, records[i - 1].id);
+  t.is(lsTree(box, records.at(-1).id).size, 8);
+});
+
+test('a stale lock left by a dead process is broken; a live one is waited for', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  const lock = path.join(storeDir(box), 'lock');
+  // A pid that cannot be alive (beyond any pid_max).
+  writeFileSync(lock, JSON.stringify({ pid: 2 ** 30, host: (await import('node:os')).hostname(), time: Date.now() }));
+  write(box, 'a.txt', 'b\n');
+  const r = await ckptJson(box, ['snapshot']);
+  t.true(r.created);
+  t.false(existsSync(lock));
+  // A live owner (this test process) holds it: the snapshot waits, then gives a clear error.
+  writeFileSync(lock, JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), time: Date.now() }));
+  const { ckpt, sh } = await import('./helpers.mjs');
+  sh(box, ['config', '--global', 'ckpt.lockTimeout', '300ms']);
+  const busy = await ckpt(box, ['snapshot']);
+  t.is(busy.code, 1);
+  t.regex(busy.stderr, /^git-ckpt: workspace is busy: lock .* held by pid \d+/);
+});

@@ -1,0 +1,106 @@
+// Pure planning, no disk: addresses, capture plans, settings, batches, ledger parsing.
+import test from 'ava';
+import path from 'node:path';
+import ignore from 'ignore';
+import { ROOT } from './helpers.mjs';
+
+const lib = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'snapshot.js'));
+
+const rec = (id, extra = {}) => ({ v: 1, id, parent: null, tree: 'f'.repeat(40), time: 0, session: null, turn: null, step: null, tool: null, kind: 'manual', message: '', stats: { added: 0, modified: 0, deleted: 0 }, bytes: 0, paths: [], changed: 0, skipped: [], skippedCount: 0, ...extra });
+
+test('addresses: latest, latest~N, unique prefixes, ambiguity and refusals', (t) => {
+  const records = [rec('aaaa1111'.padEnd(40, '0')), rec('aaaa2222'.padEnd(40, '0')), rec('bbbb3333'.padEnd(40, '0'))];
+  t.is(lib.resolveAddress(records, 'latest').id, records[2].id);
+  t.is(lib.resolveAddress(records, 'latest~2').id, records[0].id);
+  t.is(lib.resolveAddress(records, 'bbbb').id, records[2].id);
+  t.is(lib.resolveAddress(records, 'AAAA1').id, records[0].id);
+  t.throws(() => lib.resolveAddress(records, 'aaaa'), { message: 'checkpoint aaaa is ambiguous (2 matches)' });
+  t.throws(() => lib.resolveAddress(records, 'latest~3'), { message: /only 3 checkpoints exist/ });
+  t.throws(() => lib.resolveAddress(records, '--output=/x'), { message: /looks like an option/ });
+  t.throws(() => lib.resolveAddress(records, 'cccc'), { message: 'unknown checkpoint: cccc' });
+  t.throws(() => lib.resolveAddress([], 'latest'), { message: /no checkpoints yet/ });
+  t.deepEqual(lib.parseAddress('latest~12'), { kind: 'latest', back: 12 });
+  t.throws(() => lib.parseAddress('latest~-1'));
+  t.throws(() => lib.parseAddress('main'));
+});
+
+const settings = { ...lib.DEFAULT_SETTINGS, maxFileBytes: 100 };
+
+test('capture plan: stages changes, drops what may not be stored, and says why', (t) => {
+  const scan = lib.parseScan(['C mod.txt', 'C gone.txt', 'R gone.txt', '? new.txt', '? big.bin', '? .env', 'C grew.bin', 'C became-dir', '? odd']);
+  t.deepEqual(scan.deleted, ['gone.txt']);
+  t.deepEqual(scan.modified, ['mod.txt', 'grew.bin', 'became-dir']);
+  const facts = new Map([
+    ['mod.txt', { kind: 'file', size: 5 }],
+    ['new.txt', { kind: 'file', size: 7 }],
+    ['big.bin', { kind: 'file', size: 101 }],
+    ['.env', { kind: 'file', size: 3 }],
+    ['grew.bin', { kind: 'file', size: 500 }],
+    ['became-dir', { kind: 'dir', size: 0 }],
+    ['odd', { kind: 'missing', size: 0 }],
+  ]);
+  const plan = lib.planCapture(scan, { files: new Map(), overLimit: new Map() }, facts, settings, ignore().add(settings.secretPatterns));
+  t.deepEqual(plan.stage.sort(), ['gone.txt', 'mod.txt', 'new.txt']);
+  t.deepEqual(plan.forceRemove.sort(), ['became-dir', 'grew.bin']);
+  t.deepEqual(
+    plan.skipped.map((s) => `${s.path}:${s.reason}`).sort(),
+    ['.env:secret', 'big.bin:too-large', 'grew.bin:too-large'],
+  );
+  t.is(plan.sizes.get('new.txt'), 7);
+});
+
+test('capture plan: new directories over the limit are skipped whole, others are expanded', (t) => {
+  const scan = lib.parseScan(['? node_modules/', '? src/new/']);
+  t.deepEqual(scan.newDirs, ['node_modules/', 'src/new/']);
+  // An embedded repository inside a new directory comes back from expansion as `dir/`: a gitlink.
+  const expansion = { files: new Map([['src/new/', ['src/new/a.ts', 'src/new/b.ts', 'src/new/repo/']]]), overLimit: new Map([['node_modules/', 5001]]) };
+  const facts = new Map([
+    ['src/new/a.ts', { kind: 'file', size: 1 }],
+    ['src/new/b.ts', { kind: 'file', size: 1 }],
+  ]);
+  const plan = lib.planCapture(scan, expansion, facts, settings, ignore().add([]));
+  t.deepEqual(plan.stage, ['src/new/a.ts', 'src/new/b.ts', 'src/new/repo/']);
+  t.deepEqual(plan.skipped, [{ path: 'node_modules/', reason: 'new-directory-too-many-files', size: 5001 }]);
+});
+
+
+test('settings: git sizes and durations, defaults, bad values', (t) => {
+  const s = lib.settingsFromConfigList('user.name\nX\0ckpt.maxfilebytes\n32m\0ckpt.maxnewfiles\n2k\0ckpt.timebudget\n1500ms\0ckpt.secretpatterns\n*.pem, .env\0ckpt.futurekey\nwhatever\0');
+  t.is(s.maxFileBytes, 32 * 1024 * 1024);
+  t.is(s.maxNewFiles, 2048);
+  t.is(s.timeBudgetMs, 1500);
+  t.deepEqual(s.secretPatterns, ['*.pem', '.env']);
+  t.is(lib.settingsFromConfigList('ckpt.timebudget\n20\0').timeBudgetMs, 20_000);
+  t.deepEqual(lib.settingsFromConfigList(''), lib.DEFAULT_SETTINGS);
+  t.throws(() => lib.settingsFromConfigList('ckpt.maxfilebytes\nlots\0'), { message: /bad value for ckpt.maxFileBytes/ });
+});
+
+test('batches: bounded in count and bytes, sized to the remaining budget', (t) => {
+  const paths = ['a', 'b', 'c', 'd', 'e'];
+  const sizes = new Map([['a', 10], ['b', 10], ['c', 100], ['d', 1], ['e', 1]]);
+  t.is(lib.takeBatch(paths, 0, sizes, 2, 1000), 2);
+  t.is(lib.takeBatch(paths, 0, sizes, 10, 50), 2);
+  t.is(lib.takeBatch(paths, 2, sizes, 10, 50), 3, 'one oversized path still makes a batch');
+  t.is(lib.takeBatch(paths, 3, sizes, 10, 50), 5);
+  t.deepEqual(lib.batchLimits(undefined, undefined), { maxCount: 4000, maxBytes: 256 * 1024 * 1024 });
+  const slow = lib.batchLimits(900, { files: 100, bytes: 1e6, ms: 1000 });
+  t.is(slow.maxCount, 30);
+  const fast = lib.batchLimits(60_000, { files: 10_000, bytes: 1e6, ms: 100 });
+  t.is(fast.maxCount, 4000);
+});
+
+test('ledger parsing validates every id and skips what it cannot trust', (t) => {
+  const good = rec('c'.repeat(40));
+  const text = [JSON.stringify(good), JSON.stringify({ ...good, parent: '$(rm -rf /)' }), JSON.stringify({ ...good, kind: 'evil' }), '{"torn'].join('\n');
+  const read = lib.parseLedger(text);
+  t.is(read.records.length, 1);
+  t.deepEqual(read.warnings, ['ledger line 2: bad parent, skipped', 'ledger line 3: bad kind, skipped', 'ledger line 4: torn last line, skipped']);
+});
+
+test('commit messages carry one-line trailers whatever the metadata holds', (t) => {
+  const msg = commitMessage({ ...rec('a'.repeat(40)), kind: 'post', session: 'evil\nCkpt-Kind: guard', tool: 'Bash', turn: 2, step: 3, message: 'line1\nline2' });
+  t.regex(msg, /^line1 line2\n\n/);
+  t.regex(msg, /^Ckpt-Session: evil Ckpt-Kind: guard$/m);
+  t.is(msg.match(/^Ckpt-Kind:/gm).length, 1);
+});

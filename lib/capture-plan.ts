@@ -123,14 +123,16 @@ export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts:
   return { stage, forceRemove, skipped, sizes };
 }
 
-/** Pure: the end index of the next batch from `from`, bounded in count and bytes (at least one path). */
-export function takeBatch(paths: readonly string[], from: number, sizes: Map<string, number>, maxCount: number, maxBytes: number): number {
+/** Pure: the end index of the next batch of units from `from`, bounded in files and bytes (at least one unit). */
+export function takeBatch(units: readonly StageUnit[], from: number, maxCount: number, maxBytes: number): number {
   let end = from;
+  let count = 0;
   let bytes = 0;
-  while (end < paths.length) {
-    const size = sizes.get(paths[end]!) ?? 0;
-    if (end > from && (end - from >= maxCount || bytes + size > maxBytes)) break;
-    bytes += size;
+  while (end < units.length) {
+    const unit = units[end]!;
+    if (end > from && (count + unit.count > maxCount || bytes + unit.bytes > maxBytes)) break;
+    count += unit.count;
+    bytes += unit.bytes;
     end++;
   }
   return end;
@@ -148,7 +150,7 @@ export interface BatchLimits {
  * makes progress.
  */
 export function batchLimits(remainingMs: number | undefined, measured: { files: number; bytes: number; ms: number } | undefined): BatchLimits {
-  const LARGE: BatchLimits = { maxCount: 4000, maxBytes: 256 * 1024 * 1024 };
+  const LARGE: BatchLimits = { maxCount: 20_000, maxBytes: 1024 * 1024 * 1024 };
   if (remainingMs === undefined) return LARGE;
   if (!measured || measured.ms <= 0 || measured.files === 0) return { maxCount: 256, maxBytes: 8 * 1024 * 1024 };
   const targetMs = Math.max(50, Math.min(remainingMs / 3, 3000));
@@ -157,4 +159,79 @@ export function batchLimits(remainingMs: number | undefined, measured: { files: 
     maxCount: Math.max(16, Math.min(LARGE.maxCount, Math.floor((measured.files / perMs) * targetMs))),
     maxBytes: Math.max(1024 * 1024, Math.min(LARGE.maxBytes, Math.floor((Math.max(measured.bytes, 1) / perMs) * targetMs))),
   };
+}
+
+/** One pathspec for `git add`: a file, or a directory (`dir/`) standing for `count` staged files. */
+export interface StageUnit {
+  pathspec: string;
+  count: number;
+  bytes: number;
+  isDir: boolean;
+}
+
+interface TrieNode {
+  children: Map<string, TrieNode>;
+  /** Staged file at exactly this path. */
+  staged: boolean;
+  count: number;
+  bytes: number;
+  blocked: boolean;
+  /** Staged as an embedded repository (`dir/`). */
+  gitlink: boolean;
+}
+
+const newNode = (): TrieNode => ({ children: new Map(), staged: false, count: 0, bytes: 0, blocked: false, gitlink: false });
+
+/**
+ * Pure: fold staged paths into directory pathspecs where that is exact, because
+ * git matches a pathspec list linearly against the whole index: 50,000 file
+ * pathspecs cost minutes where 500 directories cost milliseconds. A directory
+ * stands for its files only when nothing below it must stay out (`blocked`:
+ * skipped or force-removed paths), and when it holds at most `maxUnit` files,
+ * so that batches stay small enough for the time budget.
+ */
+export function stageUnits(stage: readonly string[], sizes: Map<string, number>, blocked: Iterable<string>, maxUnit: number): StageUnit[] {
+  const root = newNode();
+  const walk = (p: string, create: boolean): TrieNode[] => {
+    const parts = p.replace(/\/$/, '').split('/');
+    const chain = [root];
+    let node = root;
+    for (const part of parts) {
+      let next = node.children.get(part);
+      if (!next) {
+        if (!create) break;
+        next = newNode();
+        node.children.set(part, next);
+      }
+      node = next;
+      chain.push(node);
+    }
+    return chain;
+  };
+  for (const p of blocked) for (const node of walk(p, true)) node.blocked = true;
+  for (const p of stage) {
+    const chain = walk(p, true);
+    const size = sizes.get(p) ?? 0;
+    for (const node of chain) {
+      node.count++;
+      node.bytes += size;
+    }
+    const leaf = chain[chain.length - 1]!;
+    leaf.staged = true;
+    // An embedded repository (`dir/`) must stay as named: it is a gitlink, not a folder of files.
+    if (p.endsWith('/')) leaf.blocked = leaf.gitlink = true;
+  }
+  const units: StageUnit[] = [];
+  const emit = (node: TrieNode, prefix: string, isRoot: boolean) => {
+    if (!isRoot && node.children.size > 0 && !node.blocked && !node.staged && node.count <= maxUnit) {
+      units.push({ pathspec: `${prefix}/`, count: node.count, bytes: node.bytes, isDir: true });
+      return;
+    }
+    if (node.staged) units.push({ pathspec: node.gitlink ? `${prefix}/` : prefix, count: 1, bytes: sizes.get(prefix) ?? 0, isDir: false });
+    for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (child.count > 0) emit(child, isRoot ? name : `${prefix}/${name}`, false);
+    }
+  };
+  emit(root, '', true);
+  return units;
 }

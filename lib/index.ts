@@ -12,4 +12,4 @@ export { type CheckpointRecord, type CheckpointKind, type SkippedPath, type Chan
 export { type SnapshotOptions, type SnapshotResult, type SnapshotProgress } from './snapshot.js';
 export { type Settings, DEFAULT_SETTINGS, settingsFromConfigList } from './settings.js';
 export { storeRoot } from './store.js';
-export { planCapture, parseScan, takeBatch, batchLimits } from './capture-plan.js';
+export { planCapture, parseScan, takeBatch, batchLimits, stageUnits, type StageUnit } from './capture-plan.js';

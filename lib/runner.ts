@@ -30,6 +30,9 @@ const ALLOWED_VERBS = new Set([
   'hash-object',
 ]);
 
+/** GIT_CKPT_TRACE=1 prints every git call with its duration on stderr, like GIT_TRACE. */
+const TRACE = process.env.GIT_CKPT_TRACE === '1';
+
 const OID_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 /** Options are code literals: a dash, a name, and optionally `=value`. */
 const OPTION_RE = /^--?[A-Za-z][A-Za-z0-9-]*(?:=[^\n\0]*)?$/;
@@ -170,6 +173,7 @@ export function git(call: GitCall): Promise<GitResult> {
       reject(call.signal.reason);
       return;
     }
+    const started = TRACE ? performance.now() : 0;
     const child = spawn('git', argv, { cwd: call.cwd ?? call.workTree ?? process.cwd(), env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -190,6 +194,7 @@ export function git(call: GitCall): Promise<GitResult> {
       reject(new CkptError('git', `cannot run git: ${e.message}`, {}, { cause: e }));
     });
     child.on('close', (code) => {
+      if (TRACE) process.stderr.write(`git-ckpt trace: git ${argv.slice(2).join(' ').slice(0, 120)} -> ${code} in ${(performance.now() - started).toFixed(1)} ms\n`);
       if (settled) return;
       settled = true;
       call.signal?.removeEventListener('abort', onAbort);

@@ -6,9 +6,9 @@
  * pack (core.bigFileThreshold), so a first snapshot never leaves tens of thousands
  * of loose objects behind.
  */
-import { lstatSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { batchLimits, parseScan, takeBatch, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
+import { batchLimits, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type SkippedPath } from './ledger.js';
 import { git, splitZ, type GitCall } from './runner.js';
@@ -58,6 +58,8 @@ export const CHECKPOINT_AUTHOR = { name: 'git-ckpt', email: 'git-ckpt@localhost.
 
 /** Below this many files a batch writes loose objects; above it, one pack. */
 const PACK_BATCH_MIN = 64;
+/** A directory pathspec stands for at most this many files. */
+const MAX_DIR_UNIT = 500;
 /** Pack loose objects once roughly this many have accumulated. */
 const LOOSE_PACK_THRESHOLD = 1000;
 
@@ -235,25 +237,21 @@ function collectFacts(root: string, candidates: Iterable<string>): Map<string, P
 
 const ERROR_LINE_RE = /^error: '(.+?)' does not have a commit checked out$/;
 
-async function stageBatch(ctx: SnapshotContext, batch: string[], signal: AbortSignal, onHashed: (n: number) => void): Promise<SkippedPath[]> {
+async function stageBatch(ctx: SnapshotContext, batch: string[], files: number, signal: AbortSignal, onHashed: (n: number) => void): Promise<SkippedPath[]> {
   const skipped: SkippedPath[] = [];
-  let lines = 0;
   const result = await git(
     gitCall(ctx, {
       verb: 'add',
       args: ['-A', '--ignore-errors', '--verbose', '--pathspec-from-file=-', '--pathspec-file-nul'],
       // One pack per batch instead of a loose file per object.
-      configOverrides: batch.length >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1' } : {},
+      configOverrides: files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1' } : {},
       input: `${batch.join('\0')}\0`,
       okCodes: [1],
       signal,
       onStdout(chunk) {
         let n = 0;
         for (const byte of chunk) if (byte === 10) n++;
-        if (n) {
-          lines += n;
-          onHashed(n);
-        }
+        if (n) onHashed(n);
       },
     }),
   );
@@ -269,6 +267,23 @@ async function stageBatch(ctx: SnapshotContext, batch: string[], signal: AbortSi
     throw new CkptError('git', `git add failed: ${result.stderr.split('\n').find((l) => l.trim()) ?? `exit ${result.code}`}`);
   }
   return skipped;
+}
+
+/** Index entries below the given directories that the plan did not stage (files that appeared after the scan). */
+async function lateArrivals(ctx: SnapshotContext, dirs: string[], planned: Set<string>, signal: AbortSignal): Promise<string[]> {
+  const dirSet = new Set(dirs.map((d) => d.slice(0, -1)));
+  const { stdout } = await git(gitCall(ctx, { verb: 'ls-files', args: ['-z'], signal }));
+  const late: string[] = [];
+  for (const p of splitZ(stdout)) {
+    if (planned.has(p)) continue;
+    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) {
+      if (dirSet.has(p.slice(0, i))) {
+        late.push(p);
+        break;
+      }
+    }
+  }
+  return late;
 }
 
 function indexStamp(paths: StorePaths): string | undefined {
@@ -330,36 +345,66 @@ async function changedPaths(ctx: SnapshotContext, parent: string | null, commit:
   return { changes, added, modified };
 }
 
+/** Pure: how many trees a change rewrites (the root and every directory on a changed path). */
+export function changedDirectories(changes: ChangedPath[]): number {
+  const dirs = new Set<string>(['']);
+  for (const { path: p } of changes) {
+    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) dirs.add(p.slice(0, i));
+  }
+  return dirs.size;
+}
+
 interface PackState {
-  /** Checkpoints whose new objects may still be loose. */
-  unpacked: string[];
+  /** Roughly how many loose objects snapshots have written since the last packing. */
   looseEstimate: number;
+}
+
+function packStateFile(paths: StorePaths): string {
+  return path.join(paths.dir, 'pack-state.json');
 }
 
 function readPackState(paths: StorePaths): PackState {
   try {
-    const state = JSON.parse(readFileSync(path.join(paths.dir, 'pack-state.json'), 'utf8')) as PackState;
-    if (Array.isArray(state.unpacked) && Number.isFinite(state.looseEstimate)) {
-      return { unpacked: state.unpacked.filter((id) => /^[0-9a-f]{40,64}$/.test(id)), looseEstimate: state.looseEstimate };
-    }
+    const state = JSON.parse(readFileSync(packStateFile(paths), 'utf8')) as PackState;
+    if (Number.isFinite(state.looseEstimate)) return { looseEstimate: state.looseEstimate };
   } catch {
     /* none yet */
   }
-  return { unpacked: [], looseEstimate: 0 };
+  return { looseEstimate: 0 };
+}
+
+/** Every loose object id in the shadow repository (one readdir per fan-out folder). */
+export function looseObjects(gitDir: string): string[] {
+  const objects = path.join(gitDir, 'objects');
+  const ids: string[] = [];
+  let fanout: string[];
+  try {
+    fanout = readdirSync(objects);
+  } catch {
+    return ids;
+  }
+  for (const dir of fanout) {
+    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+    for (const name of readdirSync(path.join(objects, dir))) {
+      if (/^[0-9a-f]{38}$|^[0-9a-f]{62}$/.test(name)) ids.push(dir + name);
+    }
+  }
+  return ids;
 }
 
 /**
- * Pack the loose objects of recent checkpoints into one pack and drop the loose
- * copies. Objects that are already packed are not copied again.
+ * Pack the loose objects into one pack and drop the loose copies: thousands of
+ * loose trees cost a disk block each, the same content packed costs a fraction.
  */
-async function packLooseObjects(ctx: SnapshotContext, state: PackState, signal: AbortSignal): Promise<void> {
-  const packDir = path.join(ctx.paths.gitDir, 'objects', 'pack');
-  const ids = state.unpacked.filter((id) => /^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(id));
+async function packLooseObjects(ctx: SnapshotContext, signal: AbortSignal): Promise<void> {
+  const ids = looseObjects(ctx.paths.gitDir);
   if (ids.length) {
-    await git({ verb: 'pack-objects', args: ['-q', '--revs', '--unpacked', { literal: 'pack' }], gitDir: ctx.paths.gitDir, cwd: packDir, input: `${ids.join('\n')}\n`, signal });
+    const packDir = path.join(ctx.paths.gitDir, 'objects', 'pack');
+    mkdirSync(packDir, { recursive: true });
+    await git({ verb: 'pack-objects', args: ['-q', { literal: 'pack' }], gitDir: ctx.paths.gitDir, cwd: packDir, input: `${ids.join('\n')}\n`, signal });
     await git({ verb: 'prune-packed', args: ['-q'], gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir, signal });
   }
-  writeFileAtomic(path.join(ctx.paths.dir, 'pack-state.json'), JSON.stringify({ unpacked: [], looseEstimate: 0 }));
+  writeFileAtomic(packStateFile(ctx.paths), JSON.stringify({ looseEstimate: 0 }));
 }
 
 /**
@@ -388,7 +433,8 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
     for (const list of expansion.files.values()) candidates.push(...list);
     const facts = collectFacts(ctx.location.root, candidates);
-    const plan = planCapture(scan, expansion, facts, ctx.settings, secretMatcher(ctx.settings.secretPatterns));
+    const secrets = secretMatcher(ctx.settings.secretPatterns);
+    const plan = planCapture(scan, expansion, facts, ctx.settings, secrets);
     const skipped = [...plan.skipped];
 
     let tree = plan.stage.length === 0 && plan.forceRemove.length === 0 ? stampedTree(ctx.paths) : undefined;
@@ -396,25 +442,37 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
       total = plan.stage.length;
       const report = () => opts.onProgress?.({ hashed, total, elapsedMs: deadline.elapsed(), first });
       const measured = { files: 0, bytes: 0, ms: 0 };
-      for (let from = 0; from < plan.stage.length; ) {
+      const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], MAX_DIR_UNIT);
+      for (let from = 0; from < units.length; ) {
         deadline.check();
         const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
-        const end = takeBatch(plan.stage, from, plan.sizes, limits.maxCount, limits.maxBytes);
-        const batch = plan.stage.slice(from, end);
+        const end = takeBatch(units, from, limits.maxCount, limits.maxBytes);
+        const batch = units.slice(from, end);
+        const files = batch.reduce((n, u) => n + u.count, 0);
         const started = Date.now();
         skipped.push(
-          ...(await stageBatch(ctx, batch, signal, (n) => {
+          ...(await stageBatch(ctx, batch.map((u) => u.pathspec), files, signal, (n) => {
             hashed += n;
             report();
           })),
         );
-        measured.files += batch.length;
-        measured.bytes += batch.reduce((sum, p) => sum + (plan.sizes.get(p) ?? 0), 0);
+        measured.files += files;
+        measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
         measured.ms += Date.now() - started;
         from = end;
       }
       if (plan.forceRemove.length) {
         await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${plan.forceRemove.join('\0')}\0`, signal }));
+      }
+      const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
+      if (dirUnits.length) {
+        // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
+        const late = await lateArrivals(ctx, dirUnits, new Set(plan.stage), signal);
+        const latePlan = planCapture({ modified: [], deleted: [], untracked: late, newDirs: [] }, { files: new Map(), overLimit: new Map() }, collectFacts(ctx.location.root, late), ctx.settings, secrets);
+        if (latePlan.skipped.length) {
+          skipped.push(...latePlan.skipped);
+          await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${latePlan.skipped.map((s) => s.path).join('\0')}\0`, signal }));
+        }
       }
       tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
     }
@@ -468,15 +526,13 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     writeStamp(ctx.paths, tree);
 
     const packState = readPackState(ctx.paths);
-    packState.unpacked.push(id);
-    packState.looseEstimate += (total < PACK_BATCH_MIN ? total : 0) + meta.changed + 2;
-    if (packState.looseEstimate >= LOOSE_PACK_THRESHOLD || total >= PACK_BATCH_MIN) {
-      // Packing is housekeeping: a failure here leaves loose objects, never a broken checkpoint.
-      await packLooseObjects(ctx, packState, signal).catch(() => {
-        writeFileAtomic(path.join(ctx.paths.dir, 'pack-state.json'), JSON.stringify(packState));
-      });
+    // New loose objects: blobs of small batches, one tree per directory on a changed path, the commit.
+    packState.looseEstimate += (total < PACK_BATCH_MIN ? total : 0) + changedDirectories(diff.changes) + 1;
+    if (packState.looseEstimate >= LOOSE_PACK_THRESHOLD) {
+      // Housekeeping: a failure here leaves loose objects, never a broken checkpoint.
+      await packLooseObjects(ctx, signal).catch(() => writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState)));
     } else {
-      writeFileAtomic(path.join(ctx.paths.dir, 'pack-state.json'), JSON.stringify(packState));
+      writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState));
     }
     return { created: true, id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
   } catch (err) {

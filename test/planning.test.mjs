@@ -76,18 +76,32 @@ test('settings: git sizes and durations, defaults, bad values', (t) => {
   t.throws(() => lib.settingsFromConfigList('ckpt.maxfilebytes\nlots\0'), { message: /bad value for ckpt.maxFileBytes/ });
 });
 
-test('batches: bounded in count and bytes, sized to the remaining budget', (t) => {
-  const paths = ['a', 'b', 'c', 'd', 'e'];
-  const sizes = new Map([['a', 10], ['b', 10], ['c', 100], ['d', 1], ['e', 1]]);
-  t.is(lib.takeBatch(paths, 0, sizes, 2, 1000), 2);
-  t.is(lib.takeBatch(paths, 0, sizes, 10, 50), 2);
-  t.is(lib.takeBatch(paths, 2, sizes, 10, 50), 3, 'one oversized path still makes a batch');
-  t.is(lib.takeBatch(paths, 3, sizes, 10, 50), 5);
-  t.deepEqual(lib.batchLimits(undefined, undefined), { maxCount: 4000, maxBytes: 256 * 1024 * 1024 });
+test('batches: bounded in files and bytes, sized to the remaining budget', (t) => {
+  const unit = (pathspec, count, bytes) => ({ pathspec, count, bytes, isDir: count > 1 });
+  const units = [unit('a', 1, 10), unit('b', 1, 10), unit('c/', 40, 100), unit('d', 1, 1), unit('e', 1, 1)];
+  t.is(lib.takeBatch(units, 0, 2, 1000), 2);
+  t.is(lib.takeBatch(units, 0, 100, 50), 2);
+  t.is(lib.takeBatch(units, 2, 10, 50), 3, 'one oversized unit still makes a batch');
+  t.is(lib.takeBatch(units, 3, 10, 50), 5);
+  t.deepEqual(lib.batchLimits(undefined, undefined), { maxCount: 20_000, maxBytes: 1024 * 1024 * 1024 });
   const slow = lib.batchLimits(900, { files: 100, bytes: 1e6, ms: 1000 });
   t.is(slow.maxCount, 30);
   const fast = lib.batchLimits(60_000, { files: 10_000, bytes: 1e6, ms: 100 });
-  t.is(fast.maxCount, 4000);
+  t.is(fast.maxCount, 20_000);
+});
+
+test('stage units: whole directories become one pathspec unless something below must stay out', (t) => {
+  const stage = ['a/1', 'a/2', 'a/b/3', 'c/1', 'c/2', 'c/.env-ok', 'd/1', 'd/2', 'd/3', 'top.txt', 'e/repo/'];
+  const sizes = new Map(stage.map((p) => [p, 10]));
+  const units = lib.stageUnits(stage, sizes, ['c/.env', 'e/repo/'], 2);
+  t.deepEqual(
+    units.map((u) => u.pathspec),
+    ['a/1', 'a/2', 'a/b/', 'c/.env-ok', 'c/1', 'c/2', 'd/1', 'd/2', 'd/3', 'e/repo/', 'top.txt'],
+  );
+  const roomy = lib.stageUnits(stage, sizes, ['c/.env'], 10);
+  t.deepEqual(roomy.map((u) => u.pathspec), ['a/', 'c/.env-ok', 'c/1', 'c/2', 'd/', 'e/', 'top.txt']);
+  t.is(roomy.find((u) => u.pathspec === 'a/').count, 3);
+  t.is(roomy.reduce((n, u) => n + u.count, 0), stage.length);
 });
 
 test('ledger parsing validates every id and skips what it cannot trust', (t) => {

@@ -1,0 +1,241 @@
+// npm run bench: medians and ratios measured side by side in one run, never a timed test.
+// Writes bench/out/results.json. Set BENCH_QUICK=1 for a smaller, faster run.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, lstatSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+const QUICK = process.env.BENCH_QUICK === '1';
+const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'ckpt-bench-')));
+const home = path.join(base, 'home');
+mkdirSync(home);
+writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n');
+// The library reads the store root and the user's global config from the environment.
+for (const key of Object.keys(process.env)) if (key.startsWith('GIT_')) delete process.env[key];
+process.env.HOME = home;
+process.env.GIT_CONFIG_NOSYSTEM = '1';
+const gitEnv = { ...process.env };
+
+function git(args, opts = {}) {
+  const r = spawnSync('git', args, { cwd: opts.cwd, env: { ...gitEnv, ...(opts.env ?? {}) }, input: opts.input, maxBuffer: 1 << 30 });
+  if (r.status !== 0 && !opts.allowFail) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout.toString();
+}
+
+// Deterministic pseudo-source text: compresses roughly like real code.
+let seed = 42;
+// mulberry32
+const rand = () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+  return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+};
+const words = 'const let function return if else for while import export from class extends new this await async try catch throw value result index count items data error config options state props render update create delete list map filter reduce string number boolean'.split(' ');
+function sourceText(bytes) {
+  const lines = [];
+  let size = 0;
+  while (size < bytes) {
+    const n = 3 + Math.floor(rand() * 9);
+    const indent = '  '.repeat(Math.floor(rand() * 4));
+    const parts = [];
+    for (let i = 0; i < n; i++) parts.push(rand() < 0.15 ? String(Math.floor(rand() * 100000)) : words[Math.floor(rand() * words.length)]);
+    const line = `${indent}${parts.join(' ')};`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function makeWorkspace(name, files, bytesEach, dirs) {
+  const ws = path.join(base, name);
+  for (let i = 0; i < files; i++) {
+    const dir = path.join(ws, `pkg${i % dirs}`, `mod${i % 7}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `file${i}.ts`), sourceText(bytesEach * (0.5 + rand())));
+  }
+  git(['init', '-q'], { cwd: ws });
+  git(['add', '-A'], { cwd: ws });
+  git(['commit', '-qm', 'content'], { cwd: ws });
+  return ws;
+}
+
+function duBytes(dir) {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    const st = lstatSync(full);
+    // Disk blocks, not apparent size: loose-object bloat is what users see.
+    total += st.isDirectory() ? duBytes(full) : st.blocks * 512;
+  }
+  return total;
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function measure(runs, fn, setup) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    if (setup) await setup(i);
+    const start = process.hrtime.bigint();
+    await fn(i);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return median(times);
+}
+
+let storeCounter = 0;
+function freshStoreEnv() {
+  process.env.GIT_CKPT_HOME = path.join(base, `stores-${storeCounter++}`);
+  return process.env.GIT_CKPT_HOME;
+}
+
+const rows = [];
+const results = { date: new Date().toISOString(), node: process.version, git: git(['--version']).trim(), quick: QUICK, workspaces: {} };
+function row(workspace, operation, ms, reference, refMs, target) {
+  const ratio = refMs ? ms / refMs : undefined;
+  rows.push({ workspace, operation, ms, reference, refMs, ratio, target });
+}
+
+async function benchWorkspace(label, ws, runs) {
+  const out = {};
+  results.workspaces[label] = out;
+  // First snapshot, each run into a fresh store.
+  let lastStore;
+  const first = await measure(runs.first, async () => {
+    const r = await Workspace.open(ws).snapshot();
+    if (!r.created) throw new Error('first snapshot created nothing');
+  }, () => {
+    lastStore = freshStoreEnv();
+  });
+  const rawAdd = await measure(runs.first, () => {
+    const gitDir = path.join(base, `raw-${storeCounter++}`);
+    git(['init', '-q', '--bare', gitDir]);
+    const env = { GIT_DIR: gitDir, GIT_WORK_TREE: ws };
+    git(['add', '-A'], { cwd: ws, env });
+    git(['write-tree'], { cwd: ws, env });
+  });
+  const clineFirst = await measure(runs.first, () => {
+    const gitDir = path.join(base, `cline-${storeCounter++}`);
+    git(['init', '-q', '--bare', gitDir]);
+    const env = { GIT_DIR: gitDir, GIT_WORK_TREE: ws };
+    git(['config', 'core.bare', 'false'], { env });
+    git(['add', '.', '--ignore-errors'], { cwd: ws, env });
+    git(['commit', '-q', '--allow-empty', '--no-verify', '-m', 'checkpoint'], { cwd: ws, env });
+  });
+  row(label, 'first snapshot', first, 'git add -A && write-tree (fresh repo)', rawAdd, 1.5);
+  row(label, 'first snapshot', first, 'Cline: git add . && git commit (fresh shadow repo)', clineFirst);
+
+  // Store size after the first snapshot, against what `git gc` packs the same content into.
+  const storeBytes = duBytes(lastStore);
+  const gcRepo = path.join(base, `gc-${storeCounter++}`);
+  git(['init', '-q', '--bare', gcRepo]);
+  git(['add', '-A'], { cwd: ws, env: { GIT_DIR: gcRepo, GIT_WORK_TREE: ws } });
+  const tree = git(['write-tree'], { cwd: ws, env: { GIT_DIR: gcRepo, GIT_WORK_TREE: ws } }).trim();
+  const commit = git(['commit-tree', tree, '-m', 'x'], { env: { GIT_DIR: gcRepo } }).trim();
+  git(['update-ref', 'refs/heads/main', commit], { env: { GIT_DIR: gcRepo } });
+  git(['gc', '-q'], { env: { GIT_DIR: gcRepo } });
+  const gcPackBytes = duBytes(path.join(gcRepo, 'objects'));
+  const looseBytes = (() => {
+    const loose = path.join(base, `loose-${storeCounter++}`);
+    git(['init', '-q', '--bare', loose]);
+    git(['add', '-A'], { cwd: ws, env: { GIT_DIR: loose, GIT_WORK_TREE: ws } });
+    return duBytes(path.join(loose, 'objects'));
+  })();
+  out.storeBytes = storeBytes;
+  out.gcPackBytes = gcPackBytes;
+  out.looseObjectsBytes = looseBytes;
+  out.storeRatio = storeBytes / gcPackBytes;
+
+  // Steady state: one store, warm.
+  freshStoreEnv();
+  const workspace = Workspace.open(ws);
+  await workspace.snapshot({ timeBudgetMs: 0 });
+  const noChange = await measure(runs.steady, async () => {
+    const r = await workspace.snapshot();
+    if (r.created) throw new Error('no-change snapshot created a checkpoint');
+  });
+  const status = await measure(runs.steady, () => git(['status', '--porcelain'], { cwd: ws }));
+  const clineGitDir = path.join(base, `cline-steady-${storeCounter++}`);
+  git(['init', '-q', '--bare', clineGitDir]);
+  const clineEnv = { GIT_DIR: clineGitDir, GIT_WORK_TREE: ws };
+  git(['config', 'core.bare', 'false'], { env: clineEnv });
+  const clineCommit = () => {
+    git(['add', '.', '--ignore-errors'], { cwd: ws, env: clineEnv });
+    git(['commit', '-q', '--allow-empty', '--no-verify', '-m', 'checkpoint'], { cwd: ws, env: clineEnv });
+  };
+  clineCommit();
+  const clineNoChange = await measure(runs.steady, clineCommit);
+  row(label, 'no-change snapshot', noChange, 'git status --porcelain', status, 1.5);
+  row(label, 'no-change snapshot', noChange, 'Cline: git add . && git commit', clineNoChange);
+
+  const target = path.join(ws, 'pkg0', 'mod0', 'file0.ts');
+  let n = 0;
+  const touch = () => writeFileSync(target, `// edit ${n++}\n${sourceText(4000)}`);
+  const oneChange = await measure(runs.steady, async () => {
+    const r = await workspace.snapshot();
+    if (!r.created) throw new Error('one-file change created nothing');
+  }, touch);
+  const statusDirty = await measure(runs.steady, () => git(['status', '--porcelain'], { cwd: ws }), touch);
+  const clineOne = await measure(runs.steady, clineCommit, touch);
+  row(label, 'one-file-change snapshot', oneChange, 'git status --porcelain (dirty)', statusDirty);
+  row(label, 'one-file-change snapshot', oneChange, 'Cline: git add . && git commit', clineOne);
+  git(['checkout', '-q', '--', '.'], { cwd: ws });
+  return workspace;
+}
+
+async function benchLog(runs) {
+  const ws = path.join(base, 'log-ws');
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(path.join(ws, 'seed.txt'), 'seed\n');
+  freshStoreEnv();
+  const workspace = Workspace.open(ws);
+  const count = QUICK ? 200 : 1000;
+  for (let i = 0; i < count; i++) {
+    writeFileSync(path.join(ws, `f${i % 50}.txt`), `${i}\n`);
+    await workspace.snapshot({ session: `s${i % 3}`, turn: i, tool: 'Edit', kind: 'post' });
+  }
+  const records = workspace.list().records;
+  const inProcess = await measure(runs, () => Workspace.open(ws).list({ limit: 20 }));
+  const cli = await measure(runs, () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), 'log', '-n', '20'], { cwd: ws, env: process.env });
+    if (r.status !== 0) throw new Error(r.stderr.toString());
+  });
+  const shadowGitDir = path.join(Workspace.open(ws).store.gitDir);
+  const gitLog = await measure(runs, () => git(['log', '--oneline', '-n', '20', records[0].id], { env: { GIT_DIR: shadowGitDir } }));
+  const gitLogAll = await measure(runs, () => git(['log', '--oneline', records[0].id], { env: { GIT_DIR: shadowGitDir } }));
+  const nodeStart = await measure(runs, () => spawnSync(process.execPath, ['-e', '0']));
+  row(`${count} checkpoints`, 'log (library, in-process)', inProcess, 'git log --oneline -n 20 (shadow repo)', gitLog);
+  row(`${count} checkpoints`, 'git ckpt log -n 20 (CLI process)', cli, 'node -e 0', nodeStart);
+  row(`${count} checkpoints`, 'git ckpt log -n 20 (CLI process)', cli, `git log --oneline (all ${count})`, gitLogAll);
+}
+
+const small = makeWorkspace('ws-3k', QUICK ? 600 : 3000, 13_300, 60);
+console.error(`generated ${small}`);
+await benchWorkspace(QUICK ? '600 files' : '3,000 files (~40 MB)', small, { first: QUICK ? 2 : 5, steady: QUICK ? 7 : 21 });
+const large = makeWorkspace('ws-50k', QUICK ? 5000 : 50_000, 600, 500);
+console.error(`generated ${large}`);
+await benchWorkspace(QUICK ? '5,000 small files' : '50,000 small files', large, { first: 3, steady: QUICK ? 7 : 11 });
+await benchLog(QUICK ? 7 : 21);
+
+const fmt = (ms) => (ms === undefined ? '' : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const lines = ['| workspace | operation | git-ckpt ms | reference | reference ms | ratio | target |', '|---|---|---:|---|---:|---:|---:|'];
+for (const r of rows) lines.push(`| ${r.workspace} | ${r.operation} | ${fmt(r.ms)} | ${r.reference} | ${fmt(r.refMs)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`} | ${r.target ? `≤ ${r.target}×` : ''} |`);
+lines.push('', '| workspace | store after first snapshot | `git gc` pack of the same content | loose objects (plain `git add`) | ratio | target |', '|---|---:|---:|---:|---:|---:|');
+for (const [label, w] of Object.entries(results.workspaces)) {
+  lines.push(`| ${label} | ${(w.storeBytes / 1e6).toFixed(1)} MB | ${(w.gcPackBytes / 1e6).toFixed(1)} MB | ${(w.looseObjectsBytes / 1e6).toFixed(1)} MB | ${w.storeRatio.toFixed(2)}× | ≤ 1.5× |`);
+}
+const table = lines.join('\n');
+console.log(table);
+results.rows = rows;
+results.table = table;
+mkdirSync(path.join(ROOT, 'bench', 'out'), { recursive: true });
+writeFileSync(path.join(ROOT, 'bench', 'out', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+rmSync(base, { recursive: true, force: true });

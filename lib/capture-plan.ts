@@ -153,7 +153,7 @@ export function batchLimits(remainingMs: number | undefined, measured: { files: 
   const LARGE: BatchLimits = { maxCount: 20_000, maxBytes: 1024 * 1024 * 1024 };
   if (remainingMs === undefined) return LARGE;
   if (!measured || measured.ms <= 0 || measured.files === 0) return { maxCount: 256, maxBytes: 8 * 1024 * 1024 };
-  const targetMs = Math.max(50, Math.min(remainingMs / 3, 3000));
+  const targetMs = Math.max(50, remainingMs / 3);
   const perMs = measured.ms;
   return {
     maxCount: Math.max(16, Math.min(LARGE.maxCount, Math.floor((measured.files / perMs) * targetMs))),

@@ -10,7 +10,7 @@ import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js'
 import { serialize, withLock } from './lock.js';
 import { git, type GitArg } from './runner.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
-import { EMPTY_TREE, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './workspace.js';
 
@@ -117,8 +117,10 @@ export class Workspace {
       return withLock(
         paths.lock,
         lockTimeout,
-        async () => {
+        async (lock) => {
           await initShadowRepo(paths);
+          // Only a process killed while holding the lock leaves git debris behind.
+          if (lock.brokeStale || existsSync(`${paths.indexFile}.lock`)) removeGitDebris(paths);
           const settings = await this.settings();
           return fn(paths, settings);
         },

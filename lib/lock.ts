@@ -100,16 +100,20 @@ function breakStale(file: string, seen: string): void {
 
 export interface LockHandle {
   release(): void;
+  /** A dead owner's lock was broken to get this one: its git children may have left debris. */
+  brokeStale: boolean;
 }
 
 export async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal): Promise<LockHandle> {
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let firstSeen: { text: string; at: number } | undefined;
+  let brokeStale = false;
   for (;;) {
     if (tryCreate(file)) {
       let released = false;
       return {
+        brokeStale,
         release() {
           if (released) return;
           released = true;
@@ -126,6 +130,7 @@ export async function acquireLock(file: string, timeoutMs: number, signal?: Abor
     if (!firstSeen || firstSeen.text !== text) firstSeen = { text, at: Date.now() };
     if (isStale(text, Date.now() - firstSeen.at)) {
       breakStale(file, text);
+      brokeStale = true;
       continue;
     }
     if (signal?.aborted) throw signal.reason;
@@ -138,12 +143,12 @@ export async function acquireLock(file: string, timeoutMs: number, signal?: Abor
   }
 }
 
-export async function withLock<T>(file: string, timeoutMs: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+export async function withLock<T>(file: string, timeoutMs: number, fn: (lock: LockHandle) => Promise<T>, signal?: AbortSignal): Promise<T> {
   const lock = await acquireLock(file, timeoutMs, signal);
   const releaseOnExit = () => lock.release();
   process.once('exit', releaseOnExit);
   try {
-    return await fn();
+    return await fn(lock);
   } finally {
     process.removeListener('exit', releaseOnExit);
     lock.release();

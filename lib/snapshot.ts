@@ -424,7 +424,6 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
       // Index lost: rebuild it from the latest tree; stat data is empty, so git rehashes what it must.
       await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
     }
-    removeGitDebris(ctx.paths);
     syncExcludes(ctx.location, ctx.paths);
     const first = !latest;
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write } from './helpers.mjs';
 
@@ -57,12 +57,16 @@ test('a stale lock left by a dead process is broken; a live one is waited for', 
   write(box, 'a.txt', 'a\n');
   await ckptJson(box, ['snapshot']);
   const lock = path.join(storeDir(box), 'lock');
-  // A pid that cannot be alive (beyond any pid_max).
+  // A pid that cannot be alive (beyond any pid_max), killed mid-write: it left git debris too.
   writeFileSync(lock, JSON.stringify({ pid: 2 ** 30, host: (await import('node:os')).hostname(), time: Date.now() }));
+  const debris = [path.join(storeDir(box), 'index.lock'), path.join(storeDir(box), 'git', 'objects', 'pack', 'tmp_pack_abc123')];
+  mkdirSync(path.dirname(debris[1]), { recursive: true });
+  for (const f of debris) writeFileSync(f, 'partial');
   write(box, 'a.txt', 'b\n');
   const r = await ckptJson(box, ['snapshot']);
   t.true(r.created);
   t.false(existsSync(lock));
+  for (const f of debris) t.false(existsSync(f), f);
   // A live owner (this test process) holds it: the snapshot waits, then gives a clear error.
   writeFileSync(lock, JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), time: Date.now() }));
   const { ckpt, sh } = await import('./helpers.mjs');

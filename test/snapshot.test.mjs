@@ -148,3 +148,18 @@ test('a moved workspace gets a store of its own', async (t) => {
   t.true(r.created);
   t.is(readdirSync(box.store).length, 2);
 });
+
+test('works as a git subcommand: `git ckpt` finds git-ckpt on PATH', async (t) => {
+  const box = sandbox();
+  const { symlinkSync, mkdirSync: mkdir } = await import('node:fs');
+  const { CLI, sh } = await import('./helpers.mjs');
+  const bin = path.join(box.base, 'bin');
+  mkdir(bin);
+  symlinkSync(CLI, path.join(bin, 'git-ckpt'));
+  write(box, 'a.txt', 'a\n');
+  const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}` };
+  const r = sh(box, ['ckpt', 'snapshot', '--json'], { env });
+  t.true(JSON.parse(r.stdout).created);
+  const fromOutside = sh(box, ['-C', box.ws, 'ckpt', 'log', '--oneline'], { env, cwd: box.base });
+  t.regex(fromOutside.stdout, /^[0-9a-f]{8} /);
+});

@@ -33,7 +33,7 @@ export function reportSnapshot(result: SnapshotResult, json: boolean | undefined
     printJson({
       created: result.created,
       id: result.id ?? null,
-      parent: result.record?.parent ?? null,
+      parent: result.created ? (result.record?.parent ?? null) : null,
       tree: result.tree ?? null,
       stats: result.created ? result.record?.stats : { added: 0, modified: 0, deleted: 0 },
       skipped: result.skipped,

@@ -117,3 +117,24 @@ test('nested repositories and submodules are recorded as git records them, and n
   t.true(entries.has('top.txt'));
   t.deepEqual([treeState(path.join(nested, '.git')), treeState(path.join(empty, '.git'))], before);
 });
+
+test('a real submodule (a .git file pointing into the superproject) is a gitlink, and left as it was', async (t) => {
+  const upstream = sandbox({ name: 'upstream' });
+  write(upstream, 'lib.c', 'int lib;\n');
+  sh(upstream, ['add', '.']);
+  sh(upstream, ['commit', '-qm', 'lib']);
+  const box = sandbox();
+  write(box, 'main.c', 'int main;\n');
+  sh(box, ['add', '.']);
+  sh(box, ['commit', '-qm', 'main']);
+  sh(box, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream.ws, 'deps/lib']);
+  const head = sh(box, ['rev-parse', 'HEAD'], { cwd: path.join(box.ws, 'deps', 'lib') }).stdout.trim();
+  const { treeState } = await import('./helpers.mjs');
+  const before = treeState(path.join(box.ws, '.git'));
+  const r = await ckptJson(box, ['snapshot']);
+  const entries = lsTree(box, r.id);
+  t.deepEqual(entries.get('deps/lib'), { mode: '160000', type: 'commit', oid: head });
+  t.true(entries.has('.gitmodules'));
+  t.false(entries.has('deps/lib/lib.c'));
+  t.is(treeState(path.join(box.ws, '.git')), before);
+});

@@ -51,6 +51,11 @@ export interface CapturePlan {
   sizes: Map<string, number>;
 }
 
+/** Pure: the directories above a slash-separated path, nearest to the root first (`a/b/c` gives `a`, `a/b`). */
+export function* parentDirs(p: string): Generator<string> {
+  for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) yield p.slice(0, i);
+}
+
 export function secretMatcher(patterns: string[]): Ignore {
   return ignore().add(patterns);
 }
@@ -154,10 +159,9 @@ export function batchLimits(remainingMs: number | undefined, measured: { files: 
   if (remainingMs === undefined) return LARGE;
   if (!measured || measured.ms <= 0 || measured.files === 0) return { maxCount: 256, maxBytes: 8 * 1024 * 1024 };
   const targetMs = Math.max(50, remainingMs / 3);
-  const perMs = measured.ms;
   return {
-    maxCount: Math.max(16, Math.min(LARGE.maxCount, Math.floor((measured.files / perMs) * targetMs))),
-    maxBytes: Math.max(1024 * 1024, Math.min(LARGE.maxBytes, Math.floor((Math.max(measured.bytes, 1) / perMs) * targetMs))),
+    maxCount: Math.max(16, Math.min(LARGE.maxCount, Math.floor((measured.files / measured.ms) * targetMs))),
+    maxBytes: Math.max(1024 * 1024, Math.min(LARGE.maxBytes, Math.floor((Math.max(measured.bytes, 1) / measured.ms) * targetMs))),
   };
 }
 
@@ -192,14 +196,13 @@ const newNode = (): TrieNode => ({ children: new Map(), staged: false, count: 0,
  */
 export function stageUnits(stage: readonly string[], sizes: Map<string, number>, blocked: Iterable<string>, maxUnit: number): StageUnit[] {
   const root = newNode();
-  const walk = (p: string, create: boolean): TrieNode[] => {
-    const parts = p.replace(/\/$/, '').split('/');
+  /** The nodes from the root to `p`, created as needed. */
+  const walk = (p: string): TrieNode[] => {
     const chain = [root];
     let node = root;
-    for (const part of parts) {
+    for (const part of p.replace(/\/$/, '').split('/')) {
       let next = node.children.get(part);
       if (!next) {
-        if (!create) break;
         next = newNode();
         node.children.set(part, next);
       }
@@ -208,9 +211,9 @@ export function stageUnits(stage: readonly string[], sizes: Map<string, number>,
     }
     return chain;
   };
-  for (const p of blocked) for (const node of walk(p, true)) node.blocked = true;
+  for (const p of blocked) for (const node of walk(p)) node.blocked = true;
   for (const p of stage) {
-    const chain = walk(p, true);
+    const chain = walk(p);
     const size = sizes.get(p) ?? 0;
     for (const node of chain) {
       node.count++;

@@ -8,7 +8,7 @@
  */
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { batchLimits, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
+import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type SkippedPath } from './ledger.js';
 import { git, splitZ, type GitCall } from './runner.js';
@@ -60,6 +60,8 @@ export const CHECKPOINT_AUTHOR = { name: 'git-ckpt', email: 'git-ckpt@localhost.
 const PACK_BATCH_MIN = 64;
 /** A directory pathspec stands for at most this many files. */
 const MAX_DIR_UNIT = 500;
+/** Fold files into directory pathspecs only from this many staged paths on (git matches pathspecs linearly). */
+const FOLD_MIN_PATHS = 1000;
 /** Pack loose objects once roughly this many have accumulated. */
 const LOOSE_PACK_THRESHOLD = 1000;
 
@@ -269,6 +271,12 @@ async function stageBatch(ctx: SnapshotContext, batch: string[], files: number, 
   return skipped;
 }
 
+/** Drop paths from the shadow index without touching the disk. */
+async function forceRemove(ctx: SnapshotContext, paths: string[], signal: AbortSignal): Promise<void> {
+  if (paths.length === 0) return;
+  await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${paths.join('\0')}\0`, signal }));
+}
+
 /** Index entries below the given directories that the plan did not stage (files that appeared after the scan). */
 async function lateArrivals(ctx: SnapshotContext, dirs: string[], planned: Set<string>, signal: AbortSignal): Promise<string[]> {
   const dirSet = new Set(dirs.map((d) => d.slice(0, -1)));
@@ -276,8 +284,8 @@ async function lateArrivals(ctx: SnapshotContext, dirs: string[], planned: Set<s
   const late: string[] = [];
   for (const p of splitZ(stdout)) {
     if (planned.has(p)) continue;
-    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) {
-      if (dirSet.has(p.slice(0, i))) {
+    for (const dir of parentDirs(p)) {
+      if (dirSet.has(dir)) {
         late.push(p);
         break;
       }
@@ -348,9 +356,7 @@ async function changedPaths(ctx: SnapshotContext, parent: string | null, commit:
 /** Pure: how many trees a change rewrites (the root and every directory on a changed path). */
 export function changedDirectories(changes: ChangedPath[]): number {
   const dirs = new Set<string>(['']);
-  for (const { path: p } of changes) {
-    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) dirs.add(p.slice(0, i));
-  }
+  for (const { path: p } of changes) for (const dir of parentDirs(p)) dirs.add(dir);
   return dirs.size;
 }
 
@@ -441,7 +447,9 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
       total = plan.stage.length;
       const report = () => opts.onProgress?.({ hashed, total, elapsedMs: deadline.elapsed(), first });
       const measured = { files: 0, bytes: 0, ms: 0 };
-      const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], MAX_DIR_UNIT);
+      // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
+      const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
+      const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
       for (let from = 0; from < units.length; ) {
         deadline.check();
         const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
@@ -460,18 +468,14 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
         measured.ms += Date.now() - started;
         from = end;
       }
-      if (plan.forceRemove.length) {
-        await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${plan.forceRemove.join('\0')}\0`, signal }));
-      }
+      await forceRemove(ctx, plan.forceRemove, signal);
       const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
       if (dirUnits.length) {
         // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
         const late = await lateArrivals(ctx, dirUnits, new Set(plan.stage), signal);
         const latePlan = planCapture({ modified: [], deleted: [], untracked: late, newDirs: [] }, { files: new Map(), overLimit: new Map() }, collectFacts(ctx.location.root, late), ctx.settings, secrets);
-        if (latePlan.skipped.length) {
-          skipped.push(...latePlan.skipped);
-          await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${latePlan.skipped.map((s) => s.path).join('\0')}\0`, signal }));
-        }
+        skipped.push(...latePlan.skipped);
+        await forceRemove(ctx, latePlan.skipped.map((s) => s.path), signal);
       }
       tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
     }

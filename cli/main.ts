@@ -10,6 +10,9 @@ import { isCkptError } from '../lib/errors.js';
 import { diffCommand } from './diff.js';
 import { initCommand } from './init.js';
 import { logCommand } from './log.js';
+import { restoreCommand } from './restore.js';
+import { revertCommand } from './revert.js';
+import { undoCommand } from './undo.js';
 import { showCommand } from './show.js';
 import { snapshotCommand } from './snapshot.js';
 import { statusCommand } from './status.js';
@@ -20,7 +23,7 @@ function fail(message: string, exitCode: number): never {
 }
 
 /** Commands whose positionals are checkpoint addresses. */
-const ADDRESS_COMMANDS = new Set(['show', 'diff']);
+const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert']);
 
 /**
  * An unknown option given to a command that takes checkpoint addresses is an
@@ -48,6 +51,9 @@ async function main(): Promise<void> {
     .command(showCommand)
     .command(diffCommand)
     .command(statusCommand)
+    .command(restoreCommand)
+    .command(revertCommand)
+    .command(undoCommand)
     .demandCommand(1, 'name a command (see git ckpt --help)')
     .strict()
     .parserConfiguration({ 'populate--': true })

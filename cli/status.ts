@@ -27,6 +27,12 @@ export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
       `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
       `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
     ];
+    const interrupted = report.interrupted;
+    if (interrupted && 'error' in interrupted) lines.push(`interrupted: ${interrupted.error}`);
+    else if (interrupted) {
+      lines.push(`interrupted: a ${interrupted.op} to ${shortId(interrupted.target)} (${interrupted.entries} paths, started ${relativeAge(interrupted.started)}) did not finish`);
+      lines.push('             finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort');
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
   },
 };

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { resolveAddress } from './address.js';
+import { CkptError } from './errors.js';
 import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { git, type GitArg } from './runner.js';
@@ -13,6 +14,7 @@ import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './workspace.js';
+import { interruptedOperation, recoverLocked, restoreLocked, revertLocked, undoLocked, type OperationOptions, type OperationReport, type RecoveryReport, type RestoreOptions, type UndoOptions } from './restore.js';
 
 export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
 
@@ -41,6 +43,8 @@ export interface StatusReport {
   latest: CheckpointRecord | null;
   /** Whether the workspace differs from the latest checkpoint (null when there is none). */
   dirty: boolean | null;
+  /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
+  interrupted: ReturnType<typeof interruptedOperation> | null;
   warnings: string[];
 }
 
@@ -134,6 +138,33 @@ export class Workspace {
     return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), options.signal);
   }
 
+  private context(paths: StorePaths, settings: Settings) {
+    return { location: this.location, paths, settings };
+  }
+
+  /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
+  restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
+    const target = this.resolve(address);
+    return this.exclusive((paths, settings) => restoreLocked(this.context(paths, settings), target, options));
+  }
+
+  /** Undo exactly one checkpoint's own change. */
+  revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
+    const target = this.resolve(address);
+    return this.exclusive((paths, settings) => revertLocked(this.context(paths, settings), target, options));
+  }
+
+  /** Reverse the last restore, revert or undo (so repeating it redoes). */
+  undo(options: UndoOptions = {}): Promise<OperationReport> {
+    return this.exclusive((paths, settings) => undoLocked(this.context(paths, settings), this.ledger().records, options));
+  }
+
+  /** Finish or roll back an interrupted restore, revert or undo. */
+  recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
+    if (!this.storePaths) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
+    return this.exclusive((paths, settings) => recoverLocked(this.context(paths, settings), this.ledger().records, action));
+  }
+
   private ledger(): LedgerRead {
     if (!this.storePaths) return { records: [], warnings: [], newestSchema: 0 };
     return readLedger(this.storePaths.ledger);
@@ -217,7 +248,7 @@ export class Workspace {
   async status(): Promise<StatusReport> {
     const { records, warnings } = this.ledger();
     const latest = records.at(-1) ?? null;
-    const dirty = latest ? (await this.captureLiveTree()) !== latest.tree : null;
+    const dirty = latest && !interruptedOperation(this.storePaths!.dir) ? (await this.captureLiveTree()) !== latest.tree : latest ? true : null;
     return {
       workspace: this.location.root,
       store: this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env),
@@ -227,6 +258,7 @@ export class Workspace {
       bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
       latest,
       dirty,
+      interrupted: this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null,
       warnings,
     };
   }

@@ -10,8 +10,32 @@ import { isObjectId } from './runner.js';
 
 export const LEDGER_SCHEMA = 1;
 
-export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'guard';
-export const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard'];
+export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'guard' | OperationKind;
+export type OperationKind = 'restore' | 'revert' | 'undo';
+export const OPERATION_KINDS: readonly OperationKind[] = ['restore', 'revert', 'undo'];
+export const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard', ...OPERATION_KINDS];
+
+/**
+ * What a restore, revert or undo did. Its record is a checkpoint of the
+ * workspace right after the operation, whose parent is the guard: `show` of it
+ * is exactly the operation's effect, and undo reverses guard → it.
+ */
+export interface OperationInfo {
+  /** restore: the checkpoint restored; revert: the checkpoint reverted; undo: the operation record undone. */
+  target: string;
+  /** The checkpoint holding the state just before the operation. */
+  guard: string;
+  /** The journal that carried the operation. */
+  journal: string;
+  counts: { restore: number; recreate: number; delete: number; unchanged: number; skip: number; failed: number };
+  /** Per-file failures (at most SKIPPED_KEPT). */
+  failures: { path: string; error: string }[];
+  leftovers: number;
+  /** The paths the operation was limited to, when it was. */
+  paths?: string[];
+  /** Whether it was completed by `restore --continue`. */
+  continued?: boolean;
+}
 
 export interface SkippedPath {
   path: string;
@@ -48,6 +72,8 @@ export interface CheckpointRecord {
   skipped: SkippedPath[];
   /** Number of skipped paths, when `skipped` was cut. */
   skippedCount: number;
+  /** Restore, revert and undo records only. */
+  op?: OperationInfo;
 }
 
 export const PATHS_KEPT = 20;
@@ -82,6 +108,15 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
   const s = r.stats;
   if (!s || !Number.isInteger(s.added) || !Number.isInteger(s.modified) || !Number.isInteger(s.deleted)) return 'bad stats';
   if (!Array.isArray(r.paths) || !Array.isArray(r.skipped)) return 'bad path lists';
+  const isOperation = OPERATION_KINDS.includes(r.kind as OperationKind);
+  if (isOperation !== (r.op !== undefined)) return 'operation record without operation details';
+  if (r.op !== undefined) {
+    const op = r.op;
+    if (typeof op !== 'object' || op === null) return 'bad operation';
+    if (!isObjectId(op.target) || !isObjectId(op.guard)) return 'bad operation ids';
+    if (typeof op.journal !== 'string' || !/^[0-9a-f]{1,64}$/.test(op.journal)) return 'bad journal id';
+    if (typeof op.counts !== 'object' || op.counts === null || !Array.isArray(op.failures)) return 'bad operation counts';
+  }
   return undefined;
 }
 

@@ -73,8 +73,15 @@ export interface GitCall {
   /** Exit codes other than 0 that are answers, not failures (e.g. 1 for `config --get` misses). */
   okCodes?: number[];
   signal?: AbortSignal;
-  /** Called with each stdout chunk as it arrives (progress, early stop). */
+  /** Called with each stdout chunk as it arrives (progress, early stop, streaming). */
   onStdout?: (chunk: Buffer) => void;
+  /** Keep stdout for the result (default true); streaming callers turn it off to bound memory. */
+  collectStdout?: boolean;
+  /**
+   * Write new objects here instead of the shadow repository, reading existing
+   * ones from it as an alternate: a dry run hashes without changing the store.
+   */
+  scratchObjectDir?: string;
 }
 
 export interface GitResult {
@@ -135,6 +142,11 @@ export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
   if (call.gitDir) env.GIT_DIR = call.gitDir;
   if (call.workTree) env.GIT_WORK_TREE = call.workTree;
   if (call.indexFile) env.GIT_INDEX_FILE = call.indexFile;
+  if (call.scratchObjectDir && call.gitDir) {
+    env.GIT_OBJECT_DIRECTORY = call.scratchObjectDir;
+    // Quoted, so a ':' in the store path cannot split the list.
+    env.GIT_ALTERNATE_OBJECT_DIRECTORIES = `"${`${call.gitDir}/objects`.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  }
   for (const [key, value] of Object.entries(call.env ?? {})) {
     if (key.startsWith('GIT_') && !ENV_PASSTHROUGH_GIT.has(key)) {
       throw new CkptError('refused', `environment variable not allowed: ${key}`);
@@ -183,7 +195,7 @@ export function git(call: GitCall): Promise<GitResult> {
     };
     call.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (chunk: Buffer) => {
-      out.push(chunk);
+      if (call.collectStdout !== false) out.push(chunk);
       call.onStdout?.(chunk);
     });
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));

@@ -1,0 +1,90 @@
+/** Output shared by restore, revert and undo: the plan table and the summary. */
+import type { OperationReport, RecoveryReport } from '../lib/restore.js';
+import type { PlannedFile } from '../lib/restore-plan.js';
+import { printJson } from './common.js';
+import { dim, green, red, shortId, yellow } from './format.js';
+
+const ACTION_PAINT: Record<PlannedFile['action'], (t: string) => string> = {
+  restore: yellow,
+  recreate: green,
+  delete: red,
+  unchanged: dim,
+  skip: red,
+};
+
+const LEFTOVERS_SHOWN = 20;
+
+function countsLine(r: OperationReport): string {
+  const c = r.counts;
+  return `${c.restore} restored, ${c.recreate} recreated, ${c.delete} deleted, ${c.skip} skipped, ${c.failed} failed (${c.unchanged} unchanged)`;
+}
+
+function verb(r: OperationReport): string {
+  return r.op === 'undo' ? `undo of ${shortId(r.target)}` : `${r.op} ${r.op === 'revert' ? 'of' : 'to'} ${shortId(r.target)}`;
+}
+
+/** JSON: the plan (files, counts, leftovers, target) plus what happened. */
+export function operationJson(r: OperationReport): unknown {
+  return {
+    op: r.op,
+    dryRun: r.dryRun,
+    target: r.target,
+    guard: r.guard,
+    record: r.record,
+    counts: r.counts,
+    files: r.plan.files.map((f) => ({ path: f.path, action: f.action, ...(f.reason ? { reason: f.reason } : {}) })),
+    leftovers: r.leftovers,
+    failures: r.failures,
+    uncaptured: r.uncaptured,
+  };
+}
+
+/** Print a report: with --json one object, otherwise a table (dry run) or a summary. */
+export function printOperation(r: OperationReport, json: boolean): void {
+  if (json) {
+    printJson(operationJson(r));
+    return;
+  }
+  const out: string[] = [];
+  const changing = r.plan.files.filter((f) => f.action !== 'unchanged');
+  if (r.dryRun) {
+    out.push(`${verb(r)}: dry run, nothing was changed`);
+    for (const f of changing) out.push(`  ${ACTION_PAINT[f.action](f.action.padEnd(9))} ${f.path}${f.reason ? dim(`  (${f.reason})`) : ''}`);
+    if (changing.length === 0) out.push('  the workspace already matches; nothing to do');
+  } else {
+    for (const f of changing.filter((f) => f.action === 'skip')) out.push(`skipped: ${f.path} (${f.reason})`);
+    for (const f of r.failures) out.push(`failed:  ${f.path}: ${f.error}`);
+  }
+  if (r.leftovers.length) {
+    const note = r.op === 'restore' ? ' (not in the checkpoint, left alone; --delete-new removes captured ones)' : '';
+    out.push(`leftovers: ${r.leftovers.length}${note}`);
+    for (const p of r.leftovers.slice(0, LEFTOVERS_SHOWN)) out.push(`  ${p}`);
+    if (r.leftovers.length > LEFTOVERS_SHOWN) out.push(`  … and ${r.leftovers.length - LEFTOVERS_SHOWN} more`);
+  }
+  for (const s of r.uncaptured.slice(0, LEFTOVERS_SHOWN)) out.push(`not captured, never touched: ${s.path} (${s.reason})`);
+  out.push(`${r.dryRun ? 'would be: ' : ''}${countsLine(r)}`);
+  if (!r.dryRun) {
+    if (r.record) out.push(`${verb(r)} recorded as ${shortId(r.record)}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`);
+    else out.push('the workspace already matches; nothing was written');
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+export function printRecovery(r: RecoveryReport, json: boolean): void {
+  if (json) {
+    printJson(r);
+    return;
+  }
+  const out: string[] = [];
+  if (r.alreadyRecorded && r.action === 'continue') out.push(`the interrupted ${r.op} had already finished (recorded as ${shortId(r.record!)})`);
+  else if (r.alreadyRecorded) out.push(`the interrupted ${r.op} had already finished; it was undone${r.record ? ` (recorded as ${shortId(r.record)})` : ''}`);
+  else if (r.action === 'continue') out.push(`finished the interrupted ${r.op} to ${shortId(r.target)}: ${r.entries} paths brought to the target${r.record ? `, recorded as ${shortId(r.record)}` : ''}`);
+  else out.push(`rolled back the interrupted ${r.op}: ${r.entries} paths brought back to guard checkpoint ${shortId(r.guard)}`);
+  for (const f of r.failures) out.push(`failed:  ${f.path}: ${f.error}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** Failures make the exit code 1; skips are reported but are not failures. */
+export function exitCodeFor(failures: number): void {
+  if (failures > 0) process.exitCode = 1;
+}

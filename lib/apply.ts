@@ -1,0 +1,375 @@
+/**
+ * The I/O side of restore: read trees, look at the disk, and write files.
+ *
+ * Writes go to a temporary file next to the destination (opened O_EXCL and
+ * O_NOFOLLOW), then rename over it, so a reader or a crash sees the old bytes or
+ * the new ones, never half a file. Every ancestor is checked with lstat and
+ * created one level at a time, so nothing is ever written through a symlink.
+ * Blob bytes come from `git cat-file --batch`, unfiltered: the bytes written are
+ * the bytes captured, whatever .gitattributes or core.autocrlf say.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import path from 'node:path';
+import { CkptError } from './errors.js';
+import { ancestorsOf, unsafePathReason } from './paths.js';
+import { SYMLINK, GITLINK, type DiskFact, type DiskKind, type TreeChange, type TreeEntry, type Want } from './restore-plan.js';
+import { git, splitZ } from './runner.js';
+
+/** Temporary files in the workspace start with this; snapshots exclude them and recovery removes them. */
+export const TMP_PREFIX = '.git-ckpt-tmp-';
+
+export interface RepoAccess {
+  gitDir: string;
+  cwd: string;
+}
+
+function kindOf(st: Stats): DiskKind {
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'dir';
+  return 'other';
+}
+
+function parseTreeLine(line: string): [string, TreeEntry] | undefined {
+  const tab = line.indexOf('\t');
+  if (tab < 0) return undefined;
+  const [mode, , oid] = line.slice(0, tab).split(' ');
+  return [line.slice(tab + 1), { mode: mode!, oid: oid! }];
+}
+
+/** Every entry of a tree (recursively), path → entry. */
+export async function listTree(repo: RepoAccess, treeish: string, signal?: AbortSignal, scratchObjectDir?: string): Promise<Map<string, TreeEntry>> {
+  const { stdout } = await git({ verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: treeish }], gitDir: repo.gitDir, cwd: repo.cwd, signal, scratchObjectDir });
+  const entries = new Map<string, TreeEntry>();
+  for (const line of splitZ(stdout)) {
+    const parsed = parseTreeLine(line);
+    if (parsed) entries.set(parsed[0], parsed[1]);
+  }
+  return entries;
+}
+
+const ZERO_OID = /^0+$/;
+
+/** The paths that differ between two trees, with their entries on each side. */
+export async function treeChanges(repo: RepoAccess, from: string, to: string, signal?: AbortSignal): Promise<TreeChange[]> {
+  const { stdout } = await git({ verb: 'diff-tree', args: ['-r', '-z', '--no-renames', '--raw', { oid: from }, { oid: to }], gitDir: repo.gitDir, cwd: repo.cwd, signal });
+  const parts = splitZ(stdout);
+  const changes: TreeChange[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const [oldMode, newMode, oldOid, newOid] = parts[i]!.replace(/^:/, '').split(' ');
+    const entry = (mode: string, oid: string) => (ZERO_OID.test(mode) ? null : { mode, oid });
+    changes.push({ path: parts[i + 1]!, before: entry(oldMode!, oldOid!), after: entry(newMode!, newOid!) });
+  }
+  return changes;
+}
+
+/** git's blob id of some bytes (SHA-1: the shadow repository's format). */
+export function blobId(content: Buffer): string {
+  return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
+}
+
+function tryLstat(full: string): Stats | undefined {
+  try {
+    return lstatSync(full);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Non-directory entries below a directory, without following symlinks. */
+function filesBelow(root: string, dir: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(path.join(root, rel));
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const child = `${rel}/${name}`;
+      const st = tryLstat(path.join(root, child));
+      if (st?.isDirectory()) walk(child);
+      else out.push(child);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/**
+ * What the disk holds at each wanted path: its kind, the first ancestor that is
+ * not a directory, the files of a directory standing where a file is wanted,
+ * and the blob id of uncaptured content (so an ignored file that already holds
+ * the wanted bytes counts as unchanged).
+ */
+export function gatherDiskFacts(root: string, want: Map<string, Want>, live: Map<string, TreeEntry>): Map<string, DiskFact> {
+  const dirKinds = new Map<string, DiskKind>();
+  const kindAt = (rel: string): DiskKind => {
+    let kind = dirKinds.get(rel);
+    if (kind === undefined) {
+      const st = tryLstat(path.join(root, rel));
+      kind = st ? kindOf(st) : 'missing';
+      dirKinds.set(rel, kind);
+    }
+    return kind;
+  };
+  const facts = new Map<string, DiskFact>();
+  for (const [p, wanted] of want) {
+    if (unsafePathReason(p)) continue;
+    let blocker: DiskFact['blocker'];
+    for (const dir of ancestorsOf(p)) {
+      const kind = kindAt(dir);
+      if (kind === 'missing') break;
+      if (kind !== 'dir') {
+        blocker = { path: dir, kind };
+        break;
+      }
+    }
+    if (blocker) {
+      facts.set(p, { kind: 'missing', blocker });
+      continue;
+    }
+    const full = path.join(root, p);
+    const st = tryLstat(full);
+    const fact: DiskFact = { kind: st ? kindOf(st) : 'missing' };
+    if (wanted && wanted.mode !== GITLINK && fact.kind === 'dir' && !live.has(p)) fact.dirFiles = filesBelow(root, p);
+    if (wanted && !live.has(p) && st && (fact.kind === 'file' || fact.kind === 'symlink')) {
+      try {
+        fact.oid = blobId(fact.kind === 'symlink' ? readlinkSync(full, { encoding: 'buffer' }) : readFileSync(full));
+        fact.executable = (st.mode & 0o100) !== 0;
+      } catch {
+        /* unreadable: stays without an id, so it is never treated as equal */
+      }
+    }
+    facts.set(p, fact);
+  }
+  return facts;
+}
+
+/** One path to bring to a state: an entry to write, or null to delete. */
+export interface ApplyEntry {
+  path: string;
+  want: Want;
+}
+
+export interface ApplyFailure {
+  path: string;
+  error: string;
+}
+
+export interface ApplyResult {
+  written: number;
+  deleted: number;
+  failures: ApplyFailure[];
+}
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+class Writer {
+  /** Directories checked or created during this pass: a real directory stays one. */
+  private readonly realDirs = new Set<string>(['']);
+  private counter = 0;
+  constructor(
+    private readonly root: string,
+    private readonly tag: string,
+  ) {}
+
+  /** Make sure every ancestor of `p` is a real directory, creating missing ones; refuse symlinks. */
+  ensureParents(p: string): void {
+    for (const dir of ancestorsOf(p)) {
+      if (this.realDirs.has(dir)) continue;
+      const full = path.join(this.root, dir);
+      const st = tryLstat(full);
+      if (!st) {
+        try {
+          mkdirSync(full);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        }
+        const made = lstatSync(full);
+        if (!made.isDirectory()) throw new Error(`${dir} is not a directory`);
+      } else if (st.isSymbolicLink()) {
+        throw new Error(`symlink in the path: ${dir}; nothing is written through a symlink`);
+      } else if (!st.isDirectory()) {
+        throw new Error(`not a directory: ${dir}`);
+      }
+      this.realDirs.add(dir);
+    }
+  }
+
+  private tmpPath(p: string): string {
+    return path.join(this.root, path.dirname(p), `${TMP_PREFIX}${this.tag}-${process.pid}-${this.counter++}`);
+  }
+
+  write(p: string, entry: TreeEntry, content: Buffer): void {
+    this.ensureParents(p);
+    const dest = path.join(this.root, p);
+    const current = tryLstat(dest);
+    if (current?.isDirectory()) {
+      // Only an empty directory can be here: the plan deleted its files first.
+      rmdirSync(dest);
+    }
+    const tmp = this.tmpPath(p);
+    try {
+      if (entry.mode === SYMLINK) {
+        symlinkSync(content, tmp);
+      } else {
+        const mode = entry.mode === '100755' ? 0o755 : 0o644;
+        const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
+        try {
+          for (let off = 0; off < content.length; ) off += writeSync(fd, content, off);
+          // The umask may have cut the mode; the checkpoint's executable bit is what counts.
+          fchmodSync(fd, mode);
+        } finally {
+          closeSync(fd);
+        }
+      }
+      renameSync(tmp, dest);
+    } catch (err) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* never created */
+      }
+      throw err;
+    }
+  }
+
+  delete(p: string): void {
+    for (const dir of ancestorsOf(p)) {
+      const st = tryLstat(path.join(this.root, dir));
+      if (!st) return;
+      if (!st.isDirectory()) throw new Error(`${st.isSymbolicLink() ? 'symlink' : 'file'} in the path: ${dir}`);
+    }
+    const full = path.join(this.root, p);
+    const st = tryLstat(full);
+    if (!st) return;
+    if (st.isDirectory()) throw new Error('a directory is there; left alone');
+    unlinkSync(full);
+    // Remove directories that this deletion emptied (rmdir fails on anything else).
+    const dirs = ancestorsOf(p).reverse();
+    for (const dir of dirs) {
+      try {
+        rmdirSync(path.join(this.root, dir));
+        this.realDirs.delete(dir);
+      } catch {
+        break;
+      }
+    }
+  }
+}
+
+/** Blob contents by id, streamed from one `cat-file --batch` per chunk of ids. */
+async function forEachBlob(repo: RepoAccess, oids: string[], onBlob: (oid: string, content: Buffer) => void): Promise<void> {
+  const CHUNK = 4000;
+  for (let i = 0; i < oids.length; i += CHUNK) {
+    const chunk = oids.slice(i, i + CHUNK);
+    const missing: string[] = [];
+    let pending: Buffer = Buffer.alloc(0);
+    let header: { oid: string; size: number } | undefined;
+    const consume = (data: Buffer) => {
+      pending = pending.length ? Buffer.concat([pending, data]) : data;
+      for (;;) {
+        if (!header) {
+          const nl = pending.indexOf(10);
+          if (nl < 0) return;
+          const line = pending.toString('utf8', 0, nl);
+          pending = pending.subarray(nl + 1);
+          const m = /^([0-9a-f]{40,64}) (\S+) (\d+)$/.exec(line);
+          if (!m) {
+            missing.push(line.split(' ')[0] ?? line);
+            continue;
+          }
+          header = { oid: m[1]!, size: Number(m[3]) };
+        }
+        if (pending.length < header.size + 1) return;
+        const content = Buffer.from(pending.subarray(0, header.size));
+        pending = pending.subarray(header.size + 1);
+        const done = header;
+        header = undefined;
+        onBlob(done.oid, content);
+      }
+    };
+    await git({ verb: 'cat-file', args: ['--batch'], gitDir: repo.gitDir, cwd: repo.cwd, input: `${chunk.join('\n')}\n`, onStdout: consume, collectStdout: false });
+    if (missing.length) throw new CkptError('store', `checkpoint content is missing from the store: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`);
+  }
+}
+
+/**
+ * Bring each path to its wanted state: deletions first (deepest first, so a
+ * directory empties before a file takes its place), then writes in path order.
+ * A failure on one path is recorded and the pass goes on.
+ */
+export async function applyEntries(repo: RepoAccess, root: string, entries: readonly ApplyEntry[], tag: string): Promise<ApplyResult> {
+  const writer = new Writer(root, tag);
+  const result: ApplyResult = { written: 0, deleted: 0, failures: [] };
+  const fail = (p: string, err: unknown) => result.failures.push({ path: p, error: (err as Error).message ?? String(err) });
+
+  const deletes = entries.filter((e) => e.want === null).sort((a, b) => (a.path < b.path ? 1 : -1));
+  for (const e of deletes) {
+    const unsafe = unsafePathReason(e.path);
+    if (unsafe) {
+      fail(e.path, new Error(`unsafe path refused: ${unsafe}`));
+      continue;
+    }
+    try {
+      writer.delete(e.path);
+      result.deleted++;
+    } catch (err) {
+      fail(e.path, err);
+    }
+  }
+
+  const writes = entries.filter((e): e is ApplyEntry & { want: TreeEntry } => e.want !== null && e.want.mode !== GITLINK).sort((a, b) => (a.path < b.path ? -1 : 1));
+  const byOid = new Map<string, (ApplyEntry & { want: TreeEntry })[]>();
+  for (const e of writes) {
+    const unsafe = unsafePathReason(e.path);
+    if (unsafe) {
+      fail(e.path, new Error(`unsafe path refused: ${unsafe}`));
+      continue;
+    }
+    const list = byOid.get(e.want.oid);
+    if (list) list.push(e);
+    else byOid.set(e.want.oid, [e]);
+  }
+  await forEachBlob(repo, [...byOid.keys()], (oid, content) => {
+    for (const e of byOid.get(oid) ?? []) {
+      try {
+        writer.write(e.path, e.want, content);
+        result.written++;
+      } catch (err) {
+        fail(e.path, err);
+      }
+    }
+  });
+  return result;
+}
+
+/** Remove temporary files a killed restore left in the directories of these paths. */
+export function removeTmpFiles(root: string, paths: Iterable<string>): number {
+  const dirs = new Set<string>(['']);
+  for (const p of paths) for (const d of ancestorsOf(p)) dirs.add(d);
+  let removed = 0;
+  for (const dir of dirs) {
+    const full = path.join(root, dir);
+    const st = tryLstat(full);
+    if (!st?.isDirectory()) continue;
+    for (const name of readdirSync(full)) {
+      if (!name.startsWith(TMP_PREFIX)) continue;
+      try {
+        unlinkSync(path.join(full, name));
+        removed++;
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+  return removed;
+}
+
+/** A short random tag for temporary names and journal ids. */
+export function randomTag(): string {
+  return randomBytes(6).toString('hex');
+}

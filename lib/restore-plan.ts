@@ -1,0 +1,228 @@
+/**
+ * Pure planning for restore, revert and undo. Each command states what it wants
+ * each path to become (`Want`); `reconcile` then compares that with what the
+ * guard captured (`live`) and what is on disk (`DiskFact`) and decides, per
+ * path, one action. Nothing here reads or writes a file, so every rule below is
+ * testable without a disk.
+ *
+ * The rules that keep a restore from destroying what it cannot bring back:
+ * - content that was never captured (ignored, too large, secret) is never
+ *   deleted or overwritten;
+ * - nothing is written through a symlink, or where a file or directory that is
+ *   not itself planned for deletion stands in the way;
+ * - unsafe paths (`..`, absolute, `.git`) are refused whatever their source.
+ */
+import { unsafePathReason } from './paths.js';
+
+export interface TreeEntry {
+  /** git mode: 100644, 100755, 120000 (symlink) or 160000 (gitlink). */
+  mode: string;
+  oid: string;
+}
+
+/** What a path should become: an entry, or absent. */
+export type Want = TreeEntry | null;
+
+export type DiskKind = 'file' | 'symlink' | 'dir' | 'missing' | 'other';
+
+export interface DiskFact {
+  kind: DiskKind;
+  /** The first ancestor that is not a real directory (a symlink, a file …). */
+  blocker?: { path: string; kind: DiskKind };
+  /** Non-directory entries below a directory that stands where a file is wanted. */
+  dirFiles?: string[];
+  /** Blob id of uncaptured content standing where something is wanted (compared, never written). */
+  oid?: string;
+  /** Executable bit of that content. */
+  executable?: boolean;
+}
+
+export type Action = 'restore' | 'recreate' | 'delete' | 'unchanged' | 'skip';
+export const ACTIONS: readonly Action[] = ['restore', 'recreate', 'delete', 'unchanged', 'skip'];
+
+export interface PlannedFile {
+  path: string;
+  action: Action;
+  reason?: string;
+  /** The entry to write (restore, recreate); absent for delete, unchanged and skip. */
+  want?: TreeEntry;
+  /** What the guard captured at this path (what undo and --abort bring back). */
+  from?: TreeEntry;
+}
+
+export type ActionCounts = Record<Action, number>;
+
+export interface Plan {
+  /** Every considered path, sorted; `unchanged` entries included. */
+  files: PlannedFile[];
+  counts: ActionCounts;
+  /** Present now but not in the target, left alone (restore without --delete-new). */
+  leftovers: string[];
+}
+
+export interface ReconcileInput {
+  want: Map<string, Want>;
+  live: Map<string, TreeEntry>;
+  disk: Map<string, DiskFact>;
+  /** Replace a captured symlink where a regular file is wanted, and delete captured leftovers in the way. */
+  replaceCaptured: boolean;
+}
+
+export const GITLINK = '160000';
+export const SYMLINK = '120000';
+
+export function sameEntry(a: TreeEntry | undefined | null, b: TreeEntry | undefined | null): boolean {
+  if (!a || !b) return !a && !b;
+  return a.mode === b.mode && a.oid === b.oid;
+}
+
+export function emptyCounts(): ActionCounts {
+  return { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0 };
+}
+
+export function countActions(files: readonly PlannedFile[]): ActionCounts {
+  const counts = emptyCounts();
+  for (const f of files) counts[f.action]++;
+  return counts;
+}
+
+/** Pure: the number of paths a plan writes or deletes. */
+export function actionable(plan: Plan): number {
+  return plan.counts.restore + plan.counts.recreate + plan.counts.delete;
+}
+
+function fact(input: ReconcileInput, p: string): DiskFact {
+  return input.disk.get(p) ?? { kind: 'missing' };
+}
+
+/**
+ * Pure: decide one action per wanted path. Deletions are decided first, because
+ * a deletion can clear the way for a write (a leftover file `a` where the target
+ * has `a/b`, or the files of a directory `a/` where the target has a file `a`).
+ */
+export function reconcile(input: ReconcileInput): Plan {
+  const decided = new Map<string, PlannedFile>();
+  const deleting = new Set<string>();
+  const paths = [...input.want.keys()].sort();
+
+  for (const p of paths) {
+    if (input.want.get(p) !== null) continue;
+    const live = input.live.get(p);
+    const disk = fact(input, p);
+    const unsafe = unsafePathReason(p);
+    let file: PlannedFile;
+    if (unsafe) file = { path: p, action: 'skip', reason: `unsafe path refused: ${unsafe}` };
+    else if (disk.kind === 'missing') file = { path: p, action: 'unchanged' };
+    else if (!live) file = { path: p, action: 'skip', reason: 'never captured (ignored, too large or secret); left alone' };
+    else if (live.mode === GITLINK) file = { path: p, action: 'skip', reason: 'a nested repository; its content is not captured' };
+    else if (disk.blocker) file = { path: p, action: 'skip', reason: `${disk.blocker.kind} in the path: ${disk.blocker.path}` };
+    else if (disk.kind === 'dir' || disk.kind === 'other') file = { path: p, action: 'skip', reason: `a ${disk.kind === 'dir' ? 'directory' : 'special file'} is there now; left alone` };
+    else file = { path: p, action: 'delete', from: live };
+    if (file.action === 'delete') deleting.add(p);
+    decided.set(p, file);
+  }
+
+  for (const p of paths) {
+    const want = input.want.get(p);
+    if (!want) continue;
+    const live = input.live.get(p);
+    const disk = fact(input, p);
+    decided.set(p, decideWrite(p, want, live, disk, deleting, input.replaceCaptured));
+  }
+
+  const files = paths.map((p) => decided.get(p)!);
+  return { files, counts: countActions(files), leftovers: [] };
+}
+
+function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, disk: DiskFact, deleting: Set<string>, replaceCaptured: boolean): PlannedFile {
+  const skip = (reason: string): PlannedFile => ({ path: p, action: 'skip', reason, ...(live ? { from: live } : {}) });
+  const unsafe = unsafePathReason(p);
+  if (unsafe) return skip(`unsafe path refused: ${unsafe}`);
+  if (sameEntry(live, want)) return { path: p, action: 'unchanged' };
+  if (!live && (disk.kind === 'file' || disk.kind === 'symlink') && disk.oid === want.oid && modeMatches(want, disk)) return { path: p, action: 'unchanged' };
+  if (want.mode === GITLINK) return skip('a nested repository (submodule); its content is not captured, so it is left alone');
+  if (disk.blocker && !deleting.has(disk.blocker.path)) {
+    if (disk.blocker.kind === 'symlink') return skip(`symlink in the path: ${disk.blocker.path}; nothing is written through a symlink`);
+    return skip(`a ${disk.blocker.kind === 'file' ? 'file' : disk.blocker.kind} is in the way: ${disk.blocker.path}${replaceCaptured ? '' : ' (--delete-new removes it if it was captured)'}`);
+  }
+  if (live?.mode === GITLINK) return skip('a nested repository is in the way; its content is not captured');
+  if (!live) {
+    if (disk.kind === 'missing' || disk.blocker) return { path: p, action: 'recreate', want };
+    if (disk.kind === 'dir') {
+      const inWay = disk.dirFiles ?? [];
+      const blocking = inWay.filter((f) => !deleting.has(f));
+      if (blocking.length === 0) return { path: p, action: 'recreate', want };
+      return skip(`a directory is in the way and holds ${blocking.length} file${blocking.length === 1 ? '' : 's'} this restore does not delete (${blocking[0]}${blocking.length > 1 ? ', …' : ''})`);
+    }
+    return skip('something that was never captured (ignored, too large or secret) is there; left alone');
+  }
+  if (live.mode === SYMLINK && want.mode !== SYMLINK && !replaceCaptured) {
+    return skip('a symlink is there now and the checkpoint has a file (--delete-new replaces it)');
+  }
+  if (disk.kind === 'dir') return skip('a directory is there now; left alone');
+  if (disk.kind === 'other') return skip('a special file is there now; left alone');
+  return { path: p, action: disk.kind === 'missing' ? 'recreate' : 'restore', want, from: live };
+}
+
+function modeMatches(want: TreeEntry, disk: DiskFact): boolean {
+  if (want.mode === SYMLINK) return disk.kind === 'symlink';
+  return disk.kind === 'file' && (want.mode === '100755') === Boolean(disk.executable);
+}
+
+/**
+ * Pure: what a restore wants. Every selected target path becomes its target
+ * entry; selected paths that exist now but not in the target are leftovers, or
+ * deletions under --delete-new.
+ */
+export function restoreWants(target: Map<string, TreeEntry>, live: Map<string, TreeEntry>, selected: (p: string) => boolean, deleteNew: boolean): { want: Map<string, Want>; leftovers: string[] } {
+  const want = new Map<string, Want>();
+  const leftovers: string[] = [];
+  for (const [p, entry] of target) if (selected(p)) want.set(p, entry);
+  for (const p of live.keys()) {
+    if (target.has(p) || !selected(p)) continue;
+    if (deleteNew) want.set(p, null);
+    else leftovers.push(p);
+  }
+  return { want, leftovers: leftovers.sort() };
+}
+
+/** One path of a tree-to-tree diff: its entry before and after (null when absent). */
+export interface TreeChange {
+  path: string;
+  before: TreeEntry | null;
+  after: TreeEntry | null;
+}
+
+/**
+ * Pure: what a revert of one checkpoint wants. A path whose live content is
+ * still the checkpoint's goes back to the parent's; a path changed since is a
+ * conflict, reported and left alone; a path already back at the parent's is
+ * unchanged.
+ */
+export function revertWants(changes: readonly TreeChange[], live: Map<string, TreeEntry>): { want: Map<string, Want>; conflicts: PlannedFile[]; unchanged: string[] } {
+  const want = new Map<string, Want>();
+  const conflicts: PlannedFile[] = [];
+  const unchanged: string[] = [];
+  for (const c of changes) {
+    const now = live.get(c.path) ?? null;
+    if (sameEntry(now, c.before)) unchanged.push(c.path);
+    else if (sameEntry(now, c.after)) want.set(c.path, c.before);
+    else conflicts.push({ path: c.path, action: 'skip', reason: 'conflict: changed since that checkpoint; left as it is' });
+  }
+  return { want, conflicts, unchanged };
+}
+
+/**
+ * Pure: the paths an undo would find stale. An undo reverses the change from a
+ * guard to an operation's result; each such path must still hold the result,
+ * or the undo would destroy work done since.
+ */
+export function staleUndoPaths(changes: readonly TreeChange[], live: Map<string, TreeEntry>): string[] {
+  return changes.filter((c) => !sameEntry(live.get(c.path) ?? null, c.after)).map((c) => c.path);
+}
+
+/** Pure: fold extra entries (conflicts, already-reverted paths) into a plan and recount. */
+export function withExtraFiles(plan: Plan, extra: readonly PlannedFile[], leftovers: readonly string[] = plan.leftovers): Plan {
+  const files = [...plan.files, ...extra].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, counts: countActions(files), leftovers: [...leftovers] };
+}

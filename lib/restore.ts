@@ -1,0 +1,324 @@
+/**
+ * Restore, revert and undo as transactions. The caller holds the workspace lock.
+ *
+ *   1. capture a guard checkpoint of the current state (content dedup applies);
+ *      a dry run captures into a scratch index and object folder instead, so
+ *      the store stays byte-identical;
+ *   2. plan purely (restore-plan.ts) against the guard and the disk;
+ *   3. write the journal, fsync'd, before the first write to the workspace;
+ *   4. apply in explicit-path batches, atomic per file; a failure is recorded
+ *      and the pass goes on;
+ *   5. capture the result as the operation's record (its parent is the guard),
+ *      verifying every journaled path against what was wanted;
+ *   6. remove the journal.
+ * A kill at any moment leaves either no journal (nothing written yet, or all
+ * done and recorded) or a journal that --continue and --abort complete exactly.
+ */
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { applyEntries, blobId, gatherDiskFacts, listTree, randomTag, removeTmpFiles, treeChanges, type ApplyEntry, type ApplyFailure, type RepoAccess } from './apply.js';
+import { CkptError } from './errors.js';
+import { readJournal, removeJournal, writeJournal, type Journal, type JournalEntry } from './journal.js';
+import { OPERATION_KINDS, SKIPPED_KEPT, type CheckpointRecord, type OperationInfo, type OperationKind, type SkippedPath } from './ledger.js';
+import { isSelected, unsafePathReason } from './paths.js';
+import { actionable, reconcile, restoreWants, revertWants, sameEntry, staleUndoPaths, withExtraFiles, type ActionCounts, type Plan, type PlannedFile, type TreeEntry, type Want } from './restore-plan.js';
+import { EMPTY_TREE, snapshotLocked, type SnapshotContext } from './snapshot.js';
+
+export interface OperationOptions {
+  /** Plan and print, change nothing: not the workspace, the store or the ledger. */
+  dryRun?: boolean;
+}
+
+export interface RestoreOptions extends OperationOptions {
+  /** Also delete files that exist now but not in the checkpoint (only captured ones). */
+  deleteNew?: boolean;
+  /** Only these workspace-relative paths (files or directories). */
+  paths?: string[];
+}
+
+export interface UndoOptions extends OperationOptions {
+  /** Undo even when files the operation touched changed since. */
+  force?: boolean;
+}
+
+export interface OperationReport {
+  op: OperationKind;
+  dryRun: boolean;
+  /** The checkpoint restored or reverted, or the operation record undone. */
+  target: string;
+  /** The checkpoint holding the state before the operation (null in a dry run). */
+  guard: string | null;
+  /** The operation's own record (null when nothing was written). */
+  record: string | null;
+  plan: Plan;
+  counts: ActionCounts & { failed: number };
+  failures: ApplyFailure[];
+  leftovers: string[];
+  /** Paths the capture could not take (too large, secret …): never touched. */
+  uncaptured: SkippedPath[];
+  /** Finished from an interrupted journal. */
+  continued?: boolean;
+  aborted?: boolean;
+}
+
+interface LiveState {
+  tree: string;
+  guard: string | null;
+  entries: Map<string, TreeEntry>;
+  uncaptured: SkippedPath[];
+}
+
+function repoOf(ctx: SnapshotContext): RepoAccess {
+  return { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
+}
+
+function short(id: string): string {
+  return id.slice(0, 10);
+}
+
+function refuseIfInterrupted(ctx: SnapshotContext): void {
+  const journal = readJournal(ctx.paths.dir);
+  if (journal) {
+    throw new CkptError('refused', `an interrupted ${journal.op} (journal ${journal.id}) is pending; finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort`);
+  }
+}
+
+/** Capture the workspace: a guard checkpoint, or for a dry run a scratch tree that leaves the store as it was. */
+async function captureLive(ctx: SnapshotContext, dryRun: boolean, message: string): Promise<LiveState> {
+  if (!dryRun) {
+    const result = await snapshotLocked(ctx, { kind: 'guard', message, timeBudgetMs: 0 });
+    return { tree: result.tree!, guard: result.id!, entries: await listTree(repoOf(ctx), result.tree!), uncaptured: result.skipped };
+  }
+  const scratchDir = mkdtempSync(path.join(tmpdir(), 'git-ckpt-dry-'));
+  try {
+    const indexFile = path.join(scratchDir, 'index');
+    try {
+      copyFileSync(ctx.paths.indexFile, indexFile);
+    } catch {
+      /* no index yet: the capture rebuilds one from the latest tree */
+    }
+    const scratch = { indexFile, objectDir: path.join(scratchDir, 'objects') };
+    mkdirSync(scratch.objectDir);
+    const result = await snapshotLocked({ ...ctx, scratch }, { dryCommit: true, timeBudgetMs: 0 });
+    // The tree's objects live in the scratch folder: list it before the folder goes.
+    const entries = await listTree(repoOf(ctx), result.tree!, undefined, scratch.objectDir);
+    return { tree: result.tree!, guard: null, entries, uncaptured: result.skipped };
+  } finally {
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+}
+
+function totalCounts(plan: Plan, failures: ApplyFailure[]): ActionCounts & { failed: number } {
+  return { ...plan.counts, failed: failures.length };
+}
+
+function journalEntries(plan: Plan): JournalEntry[] {
+  return plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete').map((f) => [f.path, f.action === 'delete' ? null : f.want!, f.from ?? null]);
+}
+
+/** Whether the disk holds `want` at `p` right now (used when a post-capture did not take the path). */
+function diskHolds(root: string, p: string, want: Want): boolean {
+  const full = path.join(root, p);
+  let st;
+  try {
+    st = lstatSync(full);
+  } catch {
+    return want === null;
+  }
+  if (want === null) return false;
+  try {
+    if (st.isSymbolicLink()) return want.mode === '120000' && blobId(readlinkSync(full, { encoding: 'buffer' })) === want.oid;
+    if (!st.isFile()) return false;
+    return (want.mode === '100755') === ((st.mode & 0o100) !== 0) && blobId(readFileSync(full)) === want.oid;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Apply a journal's entries (to their wanted state, or back to the guard's),
+ * then record the operation, verifying each path against the result's tree.
+ */
+async function applyAndRecord(ctx: SnapshotContext, journal: Journal, side: 'want' | 'from', continued: boolean): Promise<{ record: string | null; failures: ApplyFailure[] }> {
+  const entries: ApplyEntry[] = journal.entries.map(([p, want, from]) => ({ path: p, want: side === 'want' ? want : from }));
+  const applied = await applyEntries(repoOf(ctx), ctx.location.root, entries, journal.id);
+  removeTmpFiles(ctx.location.root, entries.map((e) => e.path));
+  if (side === 'from') return { record: null, failures: applied.failures };
+
+  const failures = [...applied.failures];
+  const failed = new Set(failures.map((f) => f.path));
+  const result = await snapshotLocked(ctx, {
+    kind: journal.op,
+    force: true,
+    timeBudgetMs: 0,
+    message: `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
+    operation: async (tree) => {
+      const after = await listTree(repoOf(ctx), tree);
+      for (const e of entries) {
+        if (failed.has(e.path)) continue;
+        if (sameEntry(after.get(e.path) ?? null, e.want)) continue;
+        if (!after.has(e.path) && diskHolds(ctx.location.root, e.path, e.want)) continue;
+        failures.push({ path: e.path, error: 'verification failed: the workspace does not hold the wanted content' });
+      }
+      const info: OperationInfo = {
+        target: journal.target,
+        guard: journal.guard,
+        journal: journal.id,
+        counts: { ...journal.counts, failed: failures.length },
+        failures: failures.slice(0, SKIPPED_KEPT),
+        leftovers: journal.leftovers,
+        ...(journal.paths ? { paths: journal.paths } : {}),
+        ...(continued ? { continued: true } : {}),
+      };
+      return info;
+    },
+  });
+  return { record: result.id ?? null, failures };
+}
+
+/** Run a planned operation: journal, apply, record, close. */
+async function execute(ctx: SnapshotContext, op: OperationKind, target: string, live: LiveState, plan: Plan, paths: string[] | undefined, dryRun: boolean): Promise<OperationReport> {
+  const base = { op, dryRun, target, guard: live.guard, plan, leftovers: plan.leftovers, uncaptured: live.uncaptured };
+  if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: totalCounts(plan, []), failures: [] };
+  const { restore, recreate, delete: del, unchanged, skip } = plan.counts;
+  const journal: Journal = {
+    v: 1,
+    id: randomTag(),
+    op,
+    started: Date.now(),
+    target,
+    guard: live.guard!,
+    counts: { restore, recreate, delete: del, unchanged, skip },
+    leftovers: plan.leftovers.length,
+    ...(paths?.length ? { paths } : {}),
+    entries: journalEntries(plan),
+  };
+  writeJournal(ctx.paths.dir, journal);
+  const { record, failures } = await applyAndRecord(ctx, journal, 'want', false);
+  removeJournal(ctx.paths.dir);
+  return { ...base, record, counts: totalCounts(plan, failures), failures };
+}
+
+/** Fail closed on selected paths that are in neither the checkpoint nor the workspace. */
+function checkSelection(root: string, target: Map<string, TreeEntry>, selection: string[]): void {
+  const keys = [...target.keys()];
+  for (const s of selection) {
+    if (s === '.') continue;
+    const unsafe = unsafePathReason(s);
+    if (unsafe) throw new CkptError('bad-address', `path refused: ${JSON.stringify(s)} (${unsafe})`);
+    if (keys.some((k) => isSelected(k, [s]))) continue;
+    let exists = true;
+    try {
+      lstatSync(path.join(root, s));
+    } catch {
+      exists = false;
+    }
+    if (!exists) throw new CkptError('bad-address', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
+  }
+}
+
+export async function restoreLocked(ctx: SnapshotContext, target: CheckpointRecord, options: RestoreOptions = {}): Promise<OperationReport> {
+  refuseIfInterrupted(ctx);
+  const dryRun = options.dryRun ?? false;
+  const selection = options.paths?.length ? options.paths : undefined;
+  const targetEntries = await listTree(repoOf(ctx), target.id);
+  if (selection) checkSelection(ctx.location.root, targetEntries, selection);
+  const live = await captureLive(ctx, dryRun, `guard before restore to ${short(target.id)}`);
+  const selected = (p: string) => isSelected(p, selection);
+  const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
+  const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+  const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
+  const uncapturedLeftovers = live.uncaptured.filter((s) => selected(s.path) && !targetEntries.has(s.path)).map((s) => s.path);
+  plan.leftovers = [...leftovers, ...uncapturedLeftovers].sort();
+  return execute(ctx, 'restore', target.id, live, plan, selection, dryRun);
+}
+
+export async function revertLocked(ctx: SnapshotContext, target: CheckpointRecord, options: OperationOptions = {}): Promise<OperationReport> {
+  refuseIfInterrupted(ctx);
+  const dryRun = options.dryRun ?? false;
+  const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
+  const live = await captureLive(ctx, dryRun, `guard before revert of ${short(target.id)}`);
+  const { want, conflicts, unchanged } = revertWants(changes, live.entries);
+  const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+  const plan = withExtraFiles(
+    reconcile({ want, live: live.entries, disk, replaceCaptured: true }),
+    [...conflicts, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
+    [],
+  );
+  return execute(ctx, 'revert', target.id, live, plan, undefined, dryRun);
+}
+
+/** The newest restore, revert or undo record: what `undo` reverses. */
+export function lastOperation(records: readonly CheckpointRecord[]): CheckpointRecord | undefined {
+  for (let i = records.length - 1; i >= 0; i--) {
+    if (OPERATION_KINDS.includes(records[i]!.kind as OperationKind)) return records[i];
+  }
+  return undefined;
+}
+
+export async function undoLocked(ctx: SnapshotContext, records: readonly CheckpointRecord[], options: UndoOptions = {}): Promise<OperationReport> {
+  refuseIfInterrupted(ctx);
+  const last = lastOperation(records);
+  if (!last?.op) throw new CkptError('nothing', 'nothing to undo: no restore, revert or undo has been recorded');
+  const dryRun = options.dryRun ?? false;
+  const changes = await treeChanges(repoOf(ctx), last.op.guard, last.id);
+  const live = await captureLive(ctx, dryRun, `guard before undo of ${short(last.id)}`);
+  const stale = staleUndoPaths(changes, live.entries);
+  if (stale.length && !options.force) {
+    const list = stale.slice(0, 5).join(', ');
+    throw new CkptError(
+      'refused',
+      `undo refused: ${stale.length} file${stale.length === 1 ? '' : 's'} changed since the ${last.kind} (${list}${stale.length > 5 ? ', …' : ''}); nothing was changed (--force undoes anyway; the current state is kept as a guard checkpoint)`,
+      { stale },
+    );
+  }
+  const want = new Map<string, Want>(changes.map((c) => [c.path, c.before]));
+  const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+  const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
+  return execute(ctx, 'undo', last.id, live, plan, undefined, dryRun);
+}
+
+export interface RecoveryReport {
+  op: OperationKind;
+  journal: string;
+  target: string;
+  guard: string;
+  action: 'continue' | 'abort';
+  record: string | null;
+  entries: number;
+  failures: ApplyFailure[];
+  /** The operation had already been recorded before the interruption. */
+  alreadyRecorded: boolean;
+}
+
+/** Finish (`continue`) or roll back (`abort`) an interrupted operation. */
+export async function recoverLocked(ctx: SnapshotContext, records: readonly CheckpointRecord[], action: 'continue' | 'abort'): Promise<RecoveryReport> {
+  const journal = readJournal(ctx.paths.dir);
+  if (!journal) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
+  const recorded = records.find((r) => r.op?.journal === journal.id);
+  const base = { op: journal.op, journal: journal.id, target: journal.target, guard: journal.guard, action, entries: journal.entries.length };
+  if (recorded) {
+    // Killed between the ledger append and the journal's removal: the operation is complete.
+    removeTmpFiles(ctx.location.root, journal.entries.map((e) => e[0]));
+    removeJournal(ctx.paths.dir);
+    if (action === 'abort') {
+      const undone = await undoLocked(ctx, records, {});
+      return { ...base, record: undone.record, failures: undone.failures, alreadyRecorded: true };
+    }
+    return { ...base, record: recorded.id, failures: [], alreadyRecorded: true };
+  }
+  const { record, failures } = await applyAndRecord(ctx, journal, action === 'continue' ? 'want' : 'from', true);
+  removeJournal(ctx.paths.dir);
+  return { ...base, record, failures, alreadyRecorded: false };
+}
+
+/** The interrupted operation, for status. */
+export function interruptedOperation(storeDir: string): { op: OperationKind; journal: string; target: string; started: number; entries: number } | { error: string } | undefined {
+  try {
+    const j = readJournal(storeDir);
+    return j && { op: j.op, journal: j.id, target: j.target, started: j.started, entries: j.entries.length };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}

@@ -37,7 +37,8 @@ function smuggledOption(message: string): string | undefined {
   const command = args.find((a) => !a.startsWith('-'));
   if (!command || !ADDRESS_COMMANDS.has(command)) return undefined;
   const name = unknown[1]!.replace(/^-+/, '');
-  return args.find((a) => a.replace(/^-+/, '').split('=')[0] === name);
+  // `-Ooops` reaches yargs as the short flags O, o, p, s.
+  return args.find((a) => a.replace(/^-+/, '').split('=')[0] === name || (/^-[^-]/.test(a) && a.slice(1).startsWith(name)));
 }
 
 async function main(): Promise<void> {

@@ -37,7 +37,8 @@ export function parseScan(entries: string[]): ScanResult {
 }
 
 export interface PathFacts {
-  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing';
+  /** 'beyond-symlink': an ancestor directory was replaced by a symlink (git refuses to stage through it). */
+  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing' | 'beyond-symlink';
   size: number;
 }
 
@@ -109,6 +110,9 @@ export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts:
       case 'other':
         if (tracked) forceRemove.push(p); // fifo, socket: git cannot store it
         break;
+      case 'beyond-symlink':
+        if (tracked) forceRemove.push(p); // gone from here; the link itself comes as untracked
+        break;
       case 'file':
       case 'symlink':
         if (fact.kind === 'file' && fact.size > settings.maxFileBytes) {
@@ -122,7 +126,8 @@ export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts:
     }
   }
   for (const p of scan.deleted) {
-    if (facts.get(p)?.kind === 'dir') forceRemove.push(p);
+    const kind = facts.get(p)?.kind;
+    if (kind === 'dir' || kind === 'beyond-symlink') forceRemove.push(p);
     else stage.push(p);
   }
   return { stage, forceRemove, skipped, sizes };

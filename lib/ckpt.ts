@@ -156,7 +156,10 @@ export class Workspace {
 
   /** Reverse the last restore, revert or undo (so repeating it redoes). */
   undo(options: UndoOptions = {}): Promise<OperationReport> {
-    return this.exclusive((paths, settings) => undoLocked(this.context(paths, settings), this.ledger().records, options));
+    return this.exclusive((paths, settings) => {
+      const { records, warnings } = this.ledger();
+      return undoLocked(this.context(paths, settings), records, options, warnings.length);
+    });
   }
 
   /** Finish or roll back an interrupted restore, revert or undo. */

@@ -6,11 +6,14 @@
  * passes `unsafePathReason` first.
  */
 
+/** On Windows a backslash separates directories and `C:` starts an absolute path; elsewhere both are plain name bytes. */
+const WINDOWS = process.platform === 'win32';
+
 /** Pure: why a workspace-relative path must never be written, or undefined when it is safe. */
 export function unsafePathReason(p: string): string | undefined {
   if (typeof p !== 'string' || p.length === 0) return 'empty path';
   if (p.includes('\0')) return 'path contains NUL';
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.includes('\\')) return 'absolute path or backslash';
+  if (p.startsWith('/') || (WINDOWS && (/^[A-Za-z]:/.test(p) || p.includes('\\')))) return 'absolute path';
   for (const segment of p.split('/')) {
     if (segment === '' || segment === '.') return 'empty or "." segment';
     if (segment === '..') return '".." segment';

@@ -257,10 +257,13 @@ export function lastOperation(records: readonly CheckpointRecord[]): CheckpointR
   return undefined;
 }
 
-export async function undoLocked(ctx: SnapshotContext, records: readonly CheckpointRecord[], options: UndoOptions = {}): Promise<OperationReport> {
+export async function undoLocked(ctx: SnapshotContext, records: readonly CheckpointRecord[], options: UndoOptions = {}, unreadableLines = 0): Promise<OperationReport> {
   refuseIfInterrupted(ctx);
   const last = lastOperation(records);
-  if (!last?.op) throw new CkptError('nothing', 'nothing to undo: no restore, revert or undo has been recorded');
+  if (!last?.op) {
+    const note = unreadableLines ? ` (${unreadableLines} unreadable ledger line${unreadableLines === 1 ? ' was' : 's were'} skipped; see git ckpt log)` : '';
+    throw new CkptError('nothing', `nothing to undo: no restore, revert or undo has been recorded${note}`);
+  }
   const dryRun = options.dryRun ?? false;
   const changes = await treeChanges(repoOf(ctx), last.op.guard, last.id);
   const live = await captureLive(ctx, dryRun, `guard before undo of ${short(last.id)}`);

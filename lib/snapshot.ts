@@ -241,8 +241,25 @@ async function expandNewDirs(ctx: SnapshotContext, dirs: string[], maxNewFiles: 
 
 function collectFacts(root: string, candidates: Iterable<string>): Map<string, PathFacts> {
   const facts = new Map<string, PathFacts>();
+  const linkDirs = new Map<string, boolean>();
+  const isLink = (dir: string) => {
+    let link = linkDirs.get(dir);
+    if (link === undefined) {
+      try {
+        link = lstatSync(path.join(root, dir)).isSymbolicLink();
+      } catch {
+        link = false;
+      }
+      linkDirs.set(dir, link);
+    }
+    return link;
+  };
   for (const p of candidates) {
     if (p.endsWith('/')) continue;
+    if ([...parentDirs(p)].some(isLink)) {
+      facts.set(p, { kind: 'beyond-symlink', size: 0 });
+      continue;
+    }
     try {
       const st = lstatSync(path.join(root, p));
       const kind = st.isFile() ? 'file' : st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : 'other';
@@ -463,7 +480,7 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     let tree = plan.stage.length === 0 && plan.forceRemove.length === 0 && !ctx.scratch ? stampedTree(ctx.paths) : undefined;
     if (!tree) {
       total = plan.stage.length;
-      const report = () => opts.onProgress?.({ hashed, total, elapsedMs: deadline.elapsed(), first });
+      const report = () => opts.onProgress?.({ hashed: Math.min(hashed, total), total, elapsedMs: deadline.elapsed(), first });
       const measured = { files: 0, bytes: 0, ms: 0 };
       // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
       const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;

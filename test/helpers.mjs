@@ -71,7 +71,9 @@ export function ckpt(box, args, opts = {}) {
 
 /** Run the CLI and parse its JSON output; fails the test on a non-zero exit. */
 export async function ckptJson(box, args, opts) {
-  const r = await ckpt(box, [...args, '--json'], opts);
+  const dashes = args.indexOf('--');
+  const withJson = dashes < 0 ? [...args, '--json'] : [...args.slice(0, dashes), '--json', ...args.slice(dashes)];
+  const r = await ckpt(box, withJson, opts);
   if (r.code !== 0) throw new Error(`git-ckpt ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -83,8 +85,11 @@ export function write(box, rel, content, mode) {
   return file;
 }
 
-/** Every entry below dir (paths, types, modes, bytes, link targets) as one digest-able listing. */
-export function treeState(dir) {
+/**
+ * Every entry below dir (paths, types, modes, bytes, link targets) as one digest-able listing.
+ * `mtime: false` compares content only; `skip` leaves out top-level names (such as .git).
+ */
+export function treeState(dir, { mtime = true, skip = [] } = {}) {
   const out = [];
   const walk = (rel) => {
     const full = path.join(dir, rel);
@@ -92,9 +97,12 @@ export function treeState(dir) {
     if (st.isSymbolicLink()) out.push(`L ${rel} -> ${readlinkSync(full)}`);
     else if (st.isDirectory()) {
       out.push(`D ${rel} ${(st.mode & 0o777).toString(8)}`);
-      for (const name of readdirSync(full).sort()) walk(rel ? `${rel}/${name}` : name);
+      for (const name of readdirSync(full).sort()) {
+        if (!rel && skip.includes(name)) continue;
+        walk(rel ? `${rel}/${name}` : name);
+      }
     } else {
-      out.push(`F ${rel} ${(st.mode & 0o777).toString(8)} ${st.mtimeMs} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
+      out.push(`F ${rel} ${(st.mode & 0o777).toString(8)} ${mtime ? st.mtimeMs : ''} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
     }
   };
   walk('');
@@ -124,4 +132,9 @@ export function storedBytes(box, treeish, rel) {
 
 export function ledgerLines(box) {
   return readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** The workspace's content (no mtimes, no .git): what a restore must bring back byte for byte. */
+export function workspaceState(box) {
+  return treeState(box.ws, { mtime: false, skip: ['.git'] });
 }

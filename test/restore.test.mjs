@@ -1,0 +1,417 @@
+import test from 'ava';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, chmodSync, writeFileSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { ckpt, ckptJson, ledgerLines, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+
+/** A workspace with a regular file, an executable, a symlink, a nested file; checkpoint A. */
+async function baseline() {
+  const box = sandbox();
+  write(box, 'a.txt', 'alpha\n');
+  write(box, 'bin/run.sh', '#!/bin/sh\necho hi\n', 0o755);
+  write(box, 'src/deep/x.js', 'x = 1\n');
+  symlinkSync('a.txt', path.join(box.ws, 'link'));
+  const a = await ckptJson(box, ['snapshot', '-m', 'A']);
+  return { box, a: a.id, stateA: workspaceState(box) };
+}
+
+/** Change everything about the baseline: modify, delete, chmod, retarget the link, add a file; checkpoint B. */
+async function changeAll(box) {
+  write(box, 'a.txt', 'ALPHA changed\n');
+  chmodSync(path.join(box.ws, 'bin/run.sh'), 0o644);
+  rmSync(path.join(box.ws, 'src'), { recursive: true });
+  unlinkSync(path.join(box.ws, 'link'));
+  symlinkSync('bin/run.sh', path.join(box.ws, 'link'));
+  write(box, 'new.txt', 'new file\n');
+  return (await ckptJson(box, ['snapshot', '-m', 'B'])).id;
+}
+
+function storeState(box) {
+  return treeState(storeDir(box));
+}
+
+test('restore brings back modified and deleted files, the executable bit and symlinks; leftovers stay', async (t) => {
+  const { box, a, stateA } = await baseline();
+  await changeAll(box);
+  const r = await ckptJson(box, ['restore', a]);
+  t.is(r.op, 'restore');
+  t.is(r.target, a);
+  t.regex(r.guard, /^[0-9a-f]{40}$/);
+  t.deepEqual(r.leftovers, ['new.txt']);
+  t.is(r.counts.restore, 3); // a.txt, bin/run.sh (mode), link
+  t.is(r.counts.recreate, 1); // src/deep/x.js
+  t.is(r.counts.delete, 0);
+  t.is(r.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'alpha\n');
+  t.is(lstatSync(path.join(box.ws, 'bin/run.sh')).mode & 0o111, 0o111);
+  t.is(readlinkSync(path.join(box.ws, 'link')), 'a.txt');
+  t.is(readFileSync(path.join(box.ws, 'new.txt'), 'utf8'), 'new file\n', 'never deleted without --delete-new');
+  rmSync(path.join(box.ws, 'new.txt'));
+  t.is(workspaceState(box), stateA);
+  const record = ledgerLines(box).at(-1);
+  t.is(record.kind, 'restore');
+  t.is(record.op.target, a);
+  t.is(record.op.guard, r.guard);
+  t.is(record.parent, r.guard, "the record's parent is the guard, so show prints exactly the restore's effect");
+  t.false(existsSync(path.join(storeDir(box), 'journal.json')));
+});
+
+test('human output names counts, leftovers and the guard with the undo hint', async (t) => {
+  const { box, a } = await baseline();
+  await changeAll(box);
+  const r = await ckpt(box, ['restore', a]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /3 restored, 1 recreated, 0 deleted, 0 skipped, 0 failed/);
+  t.regex(r.stdout, /leftovers: 1/);
+  t.regex(r.stdout, /new\.txt/);
+  t.regex(r.stdout, /guard checkpoint [0-9a-f]{8}.*git ckpt undo/);
+});
+
+test('--dry-run changes nothing (workspace, store, ledger) and plans what the real run does', async (t) => {
+  const { box, a } = await baseline();
+  await changeAll(box);
+  write(box, 'a.txt', 'uncheckpointed edit\n');
+  const ws = treeState(box.ws);
+  const store = storeState(box);
+  const plan = await ckptJson(box, ['restore', a, '--dry-run', '--delete-new']);
+  const human = await ckpt(box, ['restore', a, '-n']);
+  t.is(human.code, 0);
+  t.regex(human.stdout, /dry run, nothing was changed/);
+  t.regex(human.stdout, /restore\s+a\.txt/);
+  t.is(treeState(box.ws), ws, 'workspace byte-identical, mtimes included');
+  t.is(storeState(box), store, 'store byte-identical, ledger included');
+  t.true(plan.dryRun);
+  t.is(plan.guard, null);
+  const real = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.deepEqual(real.files, plan.files);
+  t.deepEqual(real.counts, plan.counts);
+  t.is(plan.files.find((f) => f.path === 'new.txt').action, 'delete');
+  t.is(plan.files.find((f) => f.path === 'src/deep/x.js').action, 'recreate');
+});
+
+test('restoring to the state the workspace already has plans zero actions and writes nothing', async (t) => {
+  const { box, a } = await baseline();
+  const ledgerBefore = ledgerLines(box).length;
+  const r = await ckptJson(box, ['restore', a]);
+  t.deepEqual(r.counts, { restore: 0, recreate: 0, delete: 0, unchanged: 4, skip: 0, failed: 0 });
+  t.is(r.record, null);
+  t.is(ledgerLines(box).length, ledgerBefore);
+});
+
+test('--delete-new deletes captured leftovers only; ignored and too-large files are never touched', async (t) => {
+  const { box, a } = await baseline();
+  sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1000']);
+  write(box, '.gitignore', '*.log\n');
+  write(box, 'debug.log', 'ignored\n');
+  write(box, 'big.bin', Buffer.alloc(5000, 7));
+  write(box, 'captured-new.txt', 'new\n');
+  mkdirSync(path.join(box.ws, 'newdir/inner'), { recursive: true });
+  write(box, 'newdir/inner/f.txt', 'f\n');
+  const r = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.is(r.counts.failed, 0);
+  t.false(existsSync(path.join(box.ws, 'captured-new.txt')));
+  t.false(existsSync(path.join(box.ws, '.gitignore')));
+  t.false(existsSync(path.join(box.ws, 'newdir')), 'directories emptied by the deletion go too');
+  t.is(readFileSync(path.join(box.ws, 'debug.log'), 'utf8'), 'ignored\n');
+  t.is(readFileSync(path.join(box.ws, 'big.bin')).length, 5000);
+  t.true(r.uncaptured.some((s) => s.path === 'big.bin' && s.reason === 'too-large'));
+  t.true(r.leftovers.includes('big.bin'), 'an uncaptured leftover is reported');
+});
+
+test('a file that was never captured is not overwritten where the checkpoint has that path', async (t) => {
+  const { box, a } = await baseline();
+  sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1000']);
+  write(box, 'a.txt', Buffer.alloc(4000, 1)); // now too large to capture
+  const r = await ckptJson(box, ['restore', a]);
+  const entry = r.files.find((f) => f.path === 'a.txt');
+  t.is(entry.action, 'skip');
+  t.regex(entry.reason, /never captured/);
+  t.is(readFileSync(path.join(box.ws, 'a.txt')).length, 4000);
+});
+
+test('selected paths: only they are touched; an unknown path fails the whole command and writes nothing', async (t) => {
+  const { box, a } = await baseline();
+  await changeAll(box);
+  const r = await ckptJson(box, ['restore', a, '--', 'a.txt', 'src']);
+  t.is(r.counts.restore + r.counts.recreate, 2);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'alpha\n');
+  t.true(existsSync(path.join(box.ws, 'src/deep/x.js')));
+  t.is(readlinkSync(path.join(box.ws, 'link')), 'bin/run.sh', 'unselected paths untouched');
+  t.is(lstatSync(path.join(box.ws, 'bin/run.sh')).mode & 0o111, 0);
+
+  // From a subdirectory, paths are relative to it, like git.
+  write(box, 'src/deep/x.js', 'edited\n');
+  const sub = await ckptJson(box, ['restore', a, '--', 'x.js'], { cwd: path.join(box.ws, 'src/deep') });
+  t.is(sub.counts.restore, 1);
+  t.is(readFileSync(path.join(box.ws, 'src/deep/x.js'), 'utf8'), 'x = 1\n');
+
+  write(box, 'a.txt', 'edited again\n');
+  const ws = treeState(box.ws);
+  const store = storeState(box);
+  for (const bad of [['nope.txt'], ['a.txt', 'missing/dir'], ['../outside'], ['src/../a.txt'], ['/etc/passwd'], ['.git/config'], ['src/.GIT/x']]) {
+    const res = await ckpt(box, ['restore', a, '--', ...bad]);
+    t.is(res.code, 1, `${bad}: ${res.stderr}`);
+    t.regex(res.stderr, /^git-ckpt: .*(neither the checkpoint nor the workspace|refused|outside the workspace)/);
+    t.is(res.stderr.trim().split('\n').length, 1);
+    t.is(treeState(box.ws), ws, `${bad} wrote nothing`);
+    t.is(storeState(box), store, `${bad} took no guard`);
+  }
+});
+
+test('a symlinked directory pointing outside the workspace: nothing is written through it', async (t) => {
+  const box = sandbox();
+  write(box, 'sub/file.txt', 'inside\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  const outside = path.join(box.base, 'outside');
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, 'file.txt'), 'OUTSIDE\n');
+  rmSync(path.join(box.ws, 'sub'), { recursive: true });
+  symlinkSync(outside, path.join(box.ws, 'sub'));
+  const outsideBefore = treeState(outside);
+
+  const r = await ckptJson(box, ['restore', a]);
+  const entry = r.files.find((f) => f.path === 'sub/file.txt');
+  t.is(entry.action, 'skip');
+  t.regex(entry.reason, /symlink in the path: sub/);
+  t.deepEqual(r.leftovers, ['sub']);
+  t.is(treeState(outside), outsideBefore);
+
+  // --delete-new removes the captured link itself (never its target), then recreates the directory.
+  const d = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.is(d.counts.failed, 0);
+  t.is(treeState(outside), outsideBefore);
+  t.true(lstatSync(path.join(box.ws, 'sub')).isDirectory());
+  t.is(readFileSync(path.join(box.ws, 'sub/file.txt'), 'utf8'), 'inside\n');
+});
+
+test('a symlink where the checkpoint has a file is replaced only under --delete-new', async (t) => {
+  const box = sandbox();
+  write(box, 'conf', 'real file\n');
+  write(box, 'target.txt', 'the link target\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  rmSync(path.join(box.ws, 'conf'));
+  symlinkSync('target.txt', path.join(box.ws, 'conf'));
+  const r = await ckptJson(box, ['restore', a]);
+  t.is(r.files.find((f) => f.path === 'conf').action, 'skip');
+  t.true(lstatSync(path.join(box.ws, 'conf')).isSymbolicLink());
+  const d = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.is(d.files.find((f) => f.path === 'conf').action, 'restore');
+  t.true(lstatSync(path.join(box.ws, 'conf')).isFile());
+  t.is(readFileSync(path.join(box.ws, 'conf'), 'utf8'), 'real file\n');
+  t.is(readFileSync(path.join(box.ws, 'target.txt'), 'utf8'), 'the link target\n');
+});
+
+test('a directory where the checkpoint has a file, and a file where it has a directory', async (t) => {
+  const box = sandbox();
+  write(box, 'thing', 'a file\n');
+  write(box, 'tree/leaf.txt', 'leaf\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  rmSync(path.join(box.ws, 'thing'));
+  write(box, 'thing/inside.txt', 'now a dir\n');
+  rmSync(path.join(box.ws, 'tree'), { recursive: true });
+  write(box, 'tree', 'now a file\n');
+  await ckptJson(box, ['snapshot']);
+
+  const plain = await ckptJson(box, ['restore', a]);
+  t.is(plain.files.find((f) => f.path === 'thing').action, 'skip');
+  t.is(plain.files.find((f) => f.path === 'tree/leaf.txt').action, 'skip');
+  t.is(readFileSync(path.join(box.ws, 'tree'), 'utf8'), 'now a file\n');
+
+  // Ignored content inside the directory in the way: never deleted, so the file is skipped even with --delete-new.
+  write(box, '.git/info/exclude', '*.keep\n');
+  write(box, 'thing/precious.keep', 'uncaptured\n');
+  const guarded = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.is(guarded.files.find((f) => f.path === 'thing').action, 'skip');
+  t.regex(guarded.files.find((f) => f.path === 'thing').reason, /directory is in the way/);
+  t.is(readFileSync(path.join(box.ws, 'thing/precious.keep'), 'utf8'), 'uncaptured\n');
+  t.is(readFileSync(path.join(box.ws, 'tree/leaf.txt'), 'utf8'), 'leaf\n', 'the file in the way was captured, so it went');
+
+  rmSync(path.join(box.ws, 'thing/precious.keep'));
+  const full = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.is(full.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'thing'), 'utf8'), 'a file\n');
+});
+
+test('undo brings back the exact pre-restore state, new files included; undo again redoes', async (t) => {
+  const { box, a } = await baseline();
+  await changeAll(box);
+  write(box, 'later/extra.txt', 'created after B\n');
+  const before = workspaceState(box);
+  const r = await ckptJson(box, ['restore', a, '--delete-new']);
+  t.true(r.counts.delete >= 2);
+  const restored = workspaceState(box);
+  t.not(restored, before);
+
+  const dry = await ckptJson(box, ['undo', '--dry-run']);
+  t.true(dry.dryRun);
+  t.is(workspaceState(box), restored);
+
+  const u = await ckptJson(box, ['undo']);
+  t.is(u.op, 'undo');
+  t.is(u.target, r.record);
+  t.is(workspaceState(box), before, 'byte for byte, modes and links included');
+
+  const redo = await ckptJson(box, ['undo']);
+  t.is(redo.target, u.record);
+  t.is(workspaceState(box), restored);
+});
+
+test('stale undo: refused when a file the restore touched changed since; --force does it anyway', async (t) => {
+  const { box, a } = await baseline();
+  await changeAll(box);
+  await ckptJson(box, ['restore', a]);
+  write(box, 'a.txt', 'edited after the restore\n');
+  const ws = treeState(box.ws);
+  const ledger = ledgerLines(box).length;
+  const r = await ckpt(box, ['undo']);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /undo refused: 1 file changed since the restore \(a\.txt\)/);
+  t.is(treeState(box.ws), ws, 'nothing changed');
+  t.is(ledgerLines(box).length, ledger + 1, 'only the guard of the current state was recorded');
+  const forced = await ckptJson(box, ['undo', '--force']);
+  t.is(forced.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'ALPHA changed\n');
+  // The forced undo kept the overwritten edit in its guard: undo again brings it back.
+  await ckptJson(box, ['undo']);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'edited after the restore\n');
+});
+
+test('undo with nothing to undo is a clear one-line error', async (t) => {
+  const { box } = await baseline();
+  const r = await ckpt(box, ['undo']);
+  t.is(r.code, 1);
+  t.is(r.stderr, 'git-ckpt: nothing to undo: no restore, revert or undo has been recorded\n');
+});
+
+test('revert undoes exactly one checkpoint: added deleted, deleted recreated, modified back', async (t) => {
+  const box = sandbox();
+  write(box, 'keep.txt', 'keep\n');
+  write(box, 'gone.txt', 'will be deleted\n');
+  write(box, 'mod.txt', 'v1\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'mod.txt', 'v2\n');
+  rmSync(path.join(box.ws, 'gone.txt'));
+  write(box, 'added.txt', 'added\n');
+  const c = (await ckptJson(box, ['snapshot'])).id;
+  write(box, 'keep.txt', 'later change, not part of c\n');
+  await ckptJson(box, ['snapshot']);
+
+  const r = await ckptJson(box, ['revert', c]);
+  t.is(r.op, 'revert');
+  t.is(r.counts.restore, 1);
+  t.is(r.counts.recreate, 1);
+  t.is(r.counts.delete, 1);
+  t.is(readFileSync(path.join(box.ws, 'mod.txt'), 'utf8'), 'v1\n');
+  t.is(readFileSync(path.join(box.ws, 'gone.txt'), 'utf8'), 'will be deleted\n');
+  t.false(existsSync(path.join(box.ws, 'added.txt')));
+  t.is(readFileSync(path.join(box.ws, 'keep.txt'), 'utf8'), 'later change, not part of c\n');
+  // Reverting again finds every path already at the parent's version.
+  const again = await ckptJson(box, ['revert', c]);
+  t.is(again.counts.unchanged, 3);
+  t.is(again.record, null);
+});
+
+test('revert with conflicts: changed paths are listed and skipped, the rest is reverted, exit 1', async (t) => {
+  const box = sandbox();
+  write(box, 'one.txt', '1\n');
+  write(box, 'two.txt', '2\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'one.txt', '1 by agent\n');
+  write(box, 'two.txt', '2 by agent\n');
+  const c = (await ckptJson(box, ['snapshot'])).id;
+  write(box, 'two.txt', '2 edited by the user since\n');
+  const r = await ckpt(box, ['revert', c, '--json']);
+  t.is(r.code, 1);
+  const report = JSON.parse(r.stdout);
+  const two = report.files.find((f) => f.path === 'two.txt');
+  t.is(two.action, 'skip');
+  t.regex(two.reason, /conflict/);
+  t.is(readFileSync(path.join(box.ws, 'one.txt'), 'utf8'), '1\n');
+  t.is(readFileSync(path.join(box.ws, 'two.txt'), 'utf8'), '2 edited by the user since\n');
+});
+
+test('weird file names restore byte for byte', async (t) => {
+  const box = sandbox();
+  const names = ['sp ace.txt', 'new\nline.txt', 'tab\there', 'ünïcødé/名前.txt', '-dash.txt', '--output=x', 'q"uote\'s', 'glob*?[x].txt', 'back\\slash', ' lead', 'trail ', 'dir with space/é.md'];
+  for (const [i, n] of names.entries()) write(box, n, `content ${i}\r\n\0binary\n`);
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  const stateA = workspaceState(box);
+  for (const n of names) write(box, n, 'clobbered');
+  rmSync(path.join(box.ws, 'ünïcødé'), { recursive: true });
+  const r = await ckptJson(box, ['restore', a]);
+  t.is(r.counts.failed, 0);
+  t.is(r.counts.skip, 0);
+  t.is(workspaceState(box), stateA);
+});
+
+test('byte-exact restore whatever autocrlf and .gitattributes say', async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'core.autocrlf', 'true']);
+  write(box, '.gitattributes', '* text=auto eol=crlf\n*.txt filter=evil\n');
+  sh(box, ['config', '--global', 'filter.evil.smudge', 'tr a-z A-Z']);
+  write(box, 'lf.txt', 'line one\nline two\n');
+  write(box, 'crlf.txt', 'dos\r\nline\r\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  const stateA = workspaceState(box);
+  write(box, 'lf.txt', 'x');
+  rmSync(path.join(box.ws, 'crlf.txt'));
+  await ckptJson(box, ['restore', a]);
+  t.is(workspaceState(box), stateA);
+});
+
+test('a tampered journal is refused whole and never becomes a write', async (t) => {
+  const { box, a } = await baseline();
+  const store = storeDir(box);
+  const oid = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
+  const journal = (entries) => JSON.stringify({ v: 1, id: 'abc123', op: 'restore', started: Date.now(), target: a, guard: a, counts: {}, leftovers: 0, entries });
+  const outside = path.join(box.base, 'evil.txt');
+  for (const entries of [
+    [['../evil.txt', { mode: '100644', oid }, null]],
+    [['ok.txt', { mode: '100644', oid: '--output=/tmp/x' }, null]],
+    [['.git/hooks/pre-commit', { mode: '100755', oid }, null]],
+    [['/abs', { mode: '100644', oid }, null]],
+    [['ok.txt', { mode: '040000', oid }, null]],
+  ]) {
+    writeFileSync(path.join(store, 'journal.json'), journal(entries));
+    const ws = treeState(box.ws);
+    for (const action of ['--continue', '--abort']) {
+      const r = await ckpt(box, ['restore', action]);
+      t.is(r.code, 1);
+      t.regex(r.stderr, /^git-ckpt: restore journal .* is invalid/);
+      t.is(treeState(box.ws), ws);
+    }
+    t.false(existsSync(outside));
+    const status = await ckpt(box, ['status']);
+    t.regex(status.stdout, /interrupted: .*invalid/);
+  }
+  writeFileSync(path.join(store, 'journal.json'), '{not json');
+  t.regex((await ckpt(box, ['restore', '--abort'])).stderr, /not valid JSON/);
+  t.regex((await ckpt(box, ['restore', a])).stderr, /not valid JSON/, 'a new restore refuses too');
+});
+
+test('a tampered ledger record cannot become a restore target or undo guard', async (t) => {
+  const { box, a } = await baseline();
+  await changeAll(box);
+  await ckptJson(box, ['restore', a]);
+  const file = path.join(storeDir(box), 'ledger.jsonl');
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
+  const last = JSON.parse(lines.at(-1));
+  last.op.guard = '--output=/tmp/pwned';
+  lines[lines.length - 1] = JSON.stringify(last);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const r = await ckpt(box, ['undo']);
+  t.is(r.code, 1);
+  t.is(r.stderr, 'git-ckpt: nothing to undo: no restore, revert or undo has been recorded (1 unreadable ledger line was skipped; see git ckpt log)\n');
+  t.regex((await ckpt(box, ['log'])).stderr, /bad operation ids/);
+  t.false(existsSync('/tmp/pwned'));
+});
+
+test('options smuggled in as checkpoint ids are bad addresses', async (t) => {
+  const { box } = await baseline();
+  for (const args of [['restore', '--output=/tmp/x'], ['revert', '--exec=sh'], ['restore', '-Ooops']]) {
+    const r = await ckpt(box, args);
+    t.is(r.code, 1, args.join(' '));
+    t.regex(r.stderr, /not a checkpoint address/);
+  }
+  const r = await ckpt(box, ['restore', '--continue', '--abort']);
+  t.is(r.code, 2);
+});

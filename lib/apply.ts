@@ -245,10 +245,10 @@ class Writer {
     }
     const full = path.join(this.root, p);
     const st = tryLstat(full);
-    if (!st) return;
-    if (st.isDirectory()) throw new Error('a directory is there; left alone');
-    unlinkSync(full);
-    // Remove directories that this deletion emptied (rmdir fails on anything else).
+    if (st?.isDirectory()) throw new Error('a directory is there; left alone');
+    if (st) unlinkSync(full);
+    // Remove directories left empty (rmdir fails on anything else); even when the
+    // file was already gone, a killed pass may have made its directory and no more.
     const dirs = ancestorsOf(p).reverse();
     for (const dir of dirs) {
       try {

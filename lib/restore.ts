@@ -142,8 +142,9 @@ function diskHolds(root: string, p: string, want: Want): boolean {
  */
 async function applyAndRecord(ctx: SnapshotContext, journal: Journal, side: 'want' | 'from', continued: boolean): Promise<{ record: string | null; failures: ApplyFailure[] }> {
   const entries: ApplyEntry[] = journal.entries.map(([p, want, from]) => ({ path: p, want: side === 'want' ? want : from }));
-  const applied = await applyEntries(repoOf(ctx), ctx.location.root, entries, journal.id);
+  // A killed pass may have left temporary files; clear them first so emptied directories can go.
   removeTmpFiles(ctx.location.root, entries.map((e) => e.path));
+  const applied = await applyEntries(repoOf(ctx), ctx.location.root, entries, journal.id);
   if (side === 'from') return { record: null, failures: applied.failures };
 
   const failures = [...applied.failures];

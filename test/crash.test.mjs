@@ -1,0 +1,118 @@
+// A restore of about 5,000 files killed with SIGKILL at random moments, 20 times.
+// After each kill, --abort must give back the exact pre-restore bytes and
+// --continue the exact target bytes (they alternate), and a kill before the
+// journal exists must leave the workspace untouched.
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, ckpt, ckptJson, sandbox, storeDir, treeState, workspaceState } from './helpers.mjs';
+
+const FILES = 5000;
+const KILLS = 20;
+
+function populate(box, variant) {
+  for (let i = 0; i < FILES; i++) {
+    // In B, 2% of A's files are gone and 2% are new (in new directories), the rest rewritten.
+    if (variant === 'B' && i % 50 === 7) continue;
+    const dir = path.join(box.ws, `d${i % 50}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `f${i}.txt`), `${variant} ${i} ${'x'.repeat(i % 300)}\n`, { mode: i % 97 === 0 && variant === 'B' ? 0o755 : 0o644 });
+  }
+  if (variant === 'B') {
+    for (let i = 0; i < FILES / 50; i++) {
+      mkdirSync(path.join(box.ws, `new${i % 5}`), { recursive: true });
+      writeFileSync(path.join(box.ws, `new${i % 5}`, `n${i}.txt`), `new ${i}\n`);
+    }
+  }
+}
+
+/** Start a restore in its own process group; resolve when it exits (or is killed). */
+function startRestore(box, target) {
+  const child = spawn(process.execPath, [CLI, 'restore', target, '--delete-new'], { cwd: box.ws, env: box.env, detached: true, stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { child, exited };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(predicate, limitMs) {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > limitMs) return false;
+    await sleep(2);
+  }
+  return true;
+}
+
+test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --continue the target bytes', async (t) => {
+  t.timeout(15 * 60 * 1000);
+  const box = sandbox();
+  populate(box, 'A');
+  const a = (await ckptJson(box, ['snapshot', '-m', 'A'])).id;
+  const states = { [a]: workspaceState(box) };
+  for (let i = 0; i < 50; i++) rmSync(path.join(box.ws, `d${i}`), { recursive: true });
+  populate(box, 'B');
+  const b = (await ckptJson(box, ['snapshot', '-m', 'B'])).id;
+  states[b] = workspaceState(box);
+  const gitState = treeState(path.join(box.ws, '.git'));
+  const journal = path.join(storeDir(box), 'journal.json');
+
+  // One uninterrupted round trip to time the guard and apply phases.
+  const t0 = Date.now();
+  const probe = startRestore(box, a);
+  await waitFor(() => existsSync(journal), 60_000);
+  const guardMs = Date.now() - t0;
+  const t1 = Date.now();
+  const done = await probe.exited;
+  const applyMs = Date.now() - t1;
+  t.is(done.code, 0);
+  t.is(workspaceState(box), states[a]);
+  t.log(`restore of ${FILES} files: guard ${guardMs} ms, journal to exit ${applyMs} ms`);
+
+  let current = a;
+  const outcomes = { abort: 0, continue: 0, beforeJournal: 0, finished: 0 };
+  for (let kill = 0; kill < KILLS; kill++) {
+    const target = current === a ? b : a;
+    const run = startRestore(box, target);
+    if (kill % 5 === 4) {
+      await sleep(Math.random() * guardMs);
+    } else {
+      await waitFor(() => existsSync(journal), 60_000);
+      await sleep(Math.random() * applyMs);
+    }
+    try {
+      process.kill(-run.child.pid, 'SIGKILL');
+    } catch {
+      /* already exited */
+    }
+    await run.exited;
+
+    if (existsSync(journal)) {
+      const status = await ckpt(box, ['status']);
+      t.regex(status.stdout, /interrupted: a restore/);
+      const action = kill % 2 === 0 ? 'abort' : 'continue';
+      const r = await ckpt(box, ['restore', `--${action}`]);
+      t.is(r.code, 0, `kill ${kill} ${action}: ${r.stderr}`);
+      const expected = action === 'abort' ? current : target;
+      t.is(workspaceState(box), states[expected], `kill ${kill}: --${action} gives the exact ${action === 'abort' ? 'pre-restore' : 'target'} bytes`);
+      outcomes[action]++;
+      current = expected;
+    } else {
+      // Killed before the journal (nothing written) or after it closed (all done and recorded).
+      const now = workspaceState(box);
+      t.true(now === states[current] || now === states[target], `kill ${kill}: the workspace is one whole state`);
+      if (now === states[target]) {
+        outcomes.finished++;
+        current = target;
+      } else outcomes.beforeJournal++;
+    }
+    t.false(existsSync(journal));
+  }
+  t.log(JSON.stringify(outcomes));
+  t.true(outcomes.abort + outcomes.continue >= 8, 'most kills landed inside the journaled phase');
+  t.is(treeState(path.join(box.ws, '.git')), gitState, "the user's .git is untouched");
+  // The store still works: one more full restore from wherever we ended up.
+  const last = await ckptJson(box, ['restore', current === a ? b : a, '--delete-new']);
+  t.is(last.counts.failed, 0);
+});

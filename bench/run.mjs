@@ -191,6 +191,34 @@ async function benchWorkspace(label, ws, runs) {
   return workspace;
 }
 
+/** Restore of 1,000 changed files, against `git restore --source` of the same files in the plain repository. */
+async function benchRestore(label, ws, runs) {
+  freshStoreEnv();
+  const workspace = Workspace.open(ws);
+  const base = await workspace.snapshot({ timeBudgetMs: 0 });
+  const files = git(['ls-files', '-z'], { cwd: ws }).split('\0').filter(Boolean).slice(0, 1000);
+  let round = 0;
+  const dirty = () => {
+    round++;
+    for (const f of files) writeFileSync(path.join(ws, f), `// round ${round}\n${f}\n`);
+  };
+  const restore = async () => {
+    const r = await workspace.restore(base.id);
+    if (r.counts.restore !== files.length || r.counts.failed) throw new Error(`restore did ${JSON.stringify(r.counts)}`);
+  };
+  // As under an agent: its post hook already checkpointed the changes, so the guard is free.
+  const afterHooks = await measure(runs, restore, async () => {
+    dirty();
+    await workspace.snapshot({ timeBudgetMs: 0 });
+  });
+  // Worst case: nothing captured the changes, so the guard hashes and stores all of them first.
+  const uncaptured = await measure(runs, restore, dirty);
+  const head = git(['rev-parse', 'HEAD'], { cwd: ws }).trim();
+  const reference = await measure(runs, () => git(['restore', `--source=${head}`, '--worktree', '--', ...files], { cwd: ws }), dirty);
+  row(label, `restore of ${files.length} changed files (changes already checkpointed)`, afterHooks, 'git restore --source=<commit> --worktree -- <paths>', reference, 2);
+  row(label, `restore of ${files.length} changed files (guard captures them first)`, uncaptured, 'git restore --source=<commit> --worktree -- <paths>', reference, 2);
+}
+
 async function benchLog(runs) {
   const ws = path.join(base, 'log-ws');
   mkdirSync(ws, { recursive: true });
@@ -219,7 +247,9 @@ async function benchLog(runs) {
 
 const small = makeWorkspace('ws-3k', QUICK ? 600 : 3000, 13_300, 60);
 console.error(`generated ${small}`);
-await benchWorkspace(QUICK ? '600 files' : '3,000 files (~40 MB)', small, { first: QUICK ? 2 : 5, steady: QUICK ? 7 : 21 });
+const smallLabel = QUICK ? '600 files' : '3,000 files (~40 MB)';
+await benchWorkspace(smallLabel, small, { first: QUICK ? 2 : 5, steady: QUICK ? 7 : 21 });
+await benchRestore(smallLabel, small, QUICK ? 5 : 11);
 const large = makeWorkspace('ws-50k', QUICK ? 5000 : 50_000, 600, 500);
 console.error(`generated ${large}`);
 await benchWorkspace(QUICK ? '5,000 small files' : '50,000 small files', large, { first: 3, steady: QUICK ? 7 : 11 });

@@ -9,7 +9,8 @@
  * the bytes captured, whatever .gitattributes or core.autocrlf say.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { ancestorsOf, unsafePathReason } from './paths.js';
@@ -166,6 +167,12 @@ export interface ApplyResult {
 }
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** Read once: process.umask() has no read-only form. */
+const UMASK = (() => {
+  const mask = process.umask(0o022);
+  process.umask(mask);
+  return mask;
+})();
 
 class Writer {
   /** Directories checked or created during this pass: a real directory stays one. */
@@ -203,36 +210,34 @@ class Writer {
     return path.join(this.root, path.dirname(p), `${TMP_PREFIX}${this.tag}-${process.pid}-${this.counter++}`);
   }
 
-  write(p: string, entry: TreeEntry, content: Buffer): void {
+  async write(p: string, entry: TreeEntry, content: Buffer): Promise<void> {
     this.ensureParents(p);
     const dest = path.join(this.root, p);
-    const current = tryLstat(dest);
-    if (current?.isDirectory()) {
-      // Only an empty directory can be here: the plan deleted its files first.
-      rmdirSync(dest);
-    }
     const tmp = this.tmpPath(p);
     try {
       if (entry.mode === SYMLINK) {
-        symlinkSync(content, tmp);
+        await fsp.symlink(content, tmp);
       } else {
         const mode = entry.mode === '100755' ? 0o755 : 0o644;
-        const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
+        const handle = await fsp.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
         try {
-          for (let off = 0; off < content.length; ) off += writeSync(fd, content, off);
+          await handle.writeFile(content);
           // The umask may have cut the mode; the checkpoint's executable bit is what counts.
-          fchmodSync(fd, mode);
+          if ((mode & UMASK) !== 0) await handle.chmod(mode);
         } finally {
-          closeSync(fd);
+          await handle.close();
         }
       }
-      renameSync(tmp, dest);
-    } catch (err) {
       try {
-        unlinkSync(tmp);
-      } catch {
-        /* never created */
+        await fsp.rename(tmp, dest);
+      } catch (err) {
+        // A directory stands here; the plan deleted its files first, so it is empty (rmdir refuses otherwise).
+        if (!['EISDIR', 'ENOTEMPTY', 'EEXIST', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '') || !tryLstat(dest)?.isDirectory()) throw err;
+        rmdirSync(dest);
+        await fsp.rename(tmp, dest);
       }
+    } catch (err) {
+      await fsp.unlink(tmp).catch(() => {});
       throw err;
     }
   }
@@ -261,22 +266,33 @@ class Writer {
   }
 }
 
-/** Blob contents by id, streamed from one `cat-file --batch` per chunk of ids. */
-async function forEachBlob(repo: RepoAccess, oids: string[], onBlob: (oid: string, content: Buffer) => void): Promise<void> {
+/** Blob contents by id, streamed from one `cat-file --batch` per chunk of ids; `onBlob` may return a promise (backpressure). */
+async function forEachBlob(repo: RepoAccess, oids: string[], onBlob: (oid: string, content: Buffer) => void | Promise<void>): Promise<void> {
   const CHUNK = 4000;
   for (let i = 0; i < oids.length; i += CHUNK) {
     const chunk = oids.slice(i, i + CHUNK);
     const missing: string[] = [];
-    let pending: Buffer = Buffer.alloc(0);
+    // Chunks are kept in a list and joined once per object: a 16 MB blob arrives in hundreds of pieces.
+    let parts: Buffer[] = [];
+    let buffered = 0;
     let header: { oid: string; size: number } | undefined;
-    const consume = (data: Buffer) => {
-      pending = pending.length ? Buffer.concat([pending, data]) : data;
+    const take = (n: number): Buffer => {
+      const all = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
+      parts = all.length > n ? [all.subarray(n)] : [];
+      buffered = all.length - n;
+      return all.subarray(0, n);
+    };
+    const consume = (data: Buffer): Promise<void> | void => {
+      parts.push(data);
+      buffered += data.length;
+      const waits: Promise<void>[] = [];
       for (;;) {
         if (!header) {
-          const nl = pending.indexOf(10);
-          if (nl < 0) return;
-          const line = pending.toString('utf8', 0, nl);
-          pending = pending.subarray(nl + 1);
+          const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
+          parts = [joined];
+          const nl = joined.indexOf(10);
+          if (nl < 0) break;
+          const line = take(nl + 1).toString('utf8', 0, nl);
           const m = /^([0-9a-f]{40,64}) (\S+) (\d+)$/.exec(line);
           if (!m) {
             missing.push(line.split(' ')[0] ?? line);
@@ -284,18 +300,44 @@ async function forEachBlob(repo: RepoAccess, oids: string[], onBlob: (oid: strin
           }
           header = { oid: m[1]!, size: Number(m[3]) };
         }
-        if (pending.length < header.size + 1) return;
-        const content = Buffer.from(pending.subarray(0, header.size));
-        pending = pending.subarray(header.size + 1);
+        if (buffered < header.size + 1) break;
+        const content = Buffer.from(take(header.size + 1).subarray(0, header.size));
         const done = header;
         header = undefined;
-        onBlob(done.oid, content);
+        const pending = onBlob(done.oid, content);
+        if (pending) waits.push(pending);
       }
+      if (waits.length) return Promise.all(waits).then(() => undefined);
     };
     await git({ verb: 'cat-file', args: ['--batch'], gitDir: repo.gitDir, cwd: repo.cwd, input: `${chunk.join('\n')}\n`, onStdout: consume, collectStdout: false });
     if (missing.length) throw new CkptError('store', `checkpoint content is missing from the store: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`);
   }
 }
+
+/** Runs at most `limit` tasks at once; `admit` resolves once there is room again. */
+class WritePool {
+  private running = 0;
+  private waiters: (() => void)[] = [];
+  private readonly all = new Set<Promise<void>>();
+  constructor(private readonly limit: number) {}
+  run(task: () => Promise<void>): Promise<void> | undefined {
+    this.running++;
+    const p = task().finally(() => {
+      this.running--;
+      this.all.delete(p);
+      this.waiters.shift()?.();
+    });
+    this.all.add(p);
+    if (this.running < this.limit) return undefined;
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  async drain(): Promise<void> {
+    while (this.all.size) await Promise.all([...this.all]);
+  }
+}
+
+/** Files written at once: creating files is latency-bound on most filesystems, so a few in flight pay off. */
+const WRITES_IN_FLIGHT = 8;
 
 /**
  * Bring each path to its wanted state: deletions first (deepest first, so a
@@ -334,16 +376,24 @@ export async function applyEntries(repo: RepoAccess, root: string, entries: read
     if (list) list.push(e);
     else byOid.set(e.want.oid, [e]);
   }
+  const pool = new WritePool(WRITES_IN_FLIGHT);
   await forEachBlob(repo, [...byOid.keys()], (oid, content) => {
+    let wait: Promise<void> | undefined;
     for (const e of byOid.get(oid) ?? []) {
-      try {
-        writer.write(e.path, e.want, content);
-        result.written++;
-      } catch (err) {
-        fail(e.path, err);
-      }
+      wait = pool.run(() =>
+        writer.write(e.path, e.want, content).then(
+          () => {
+            result.written++;
+          },
+          (err: unknown) => {
+            fail(e.path, err);
+          },
+        ),
+      );
     }
+    return wait;
   });
+  await pool.drain();
   return result;
 }
 

@@ -152,6 +152,7 @@ async function applyAndRecord(ctx: SnapshotContext, journal: Journal, side: 'wan
   const result = await snapshotLocked(ctx, {
     kind: journal.op,
     force: true,
+    knownContent: true,
     timeBudgetMs: 0,
     message: `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
     operation: async (tree) => {

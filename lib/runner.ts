@@ -73,8 +73,12 @@ export interface GitCall {
   /** Exit codes other than 0 that are answers, not failures (e.g. 1 for `config --get` misses). */
   okCodes?: number[];
   signal?: AbortSignal;
-  /** Called with each stdout chunk as it arrives (progress, early stop, streaming). */
-  onStdout?: (chunk: Buffer) => void;
+  /**
+   * Called with each stdout chunk as it arrives (progress, early stop, streaming).
+   * Returning a promise pauses stdout until it settles (backpressure); a rejection
+   * kills the child and fails the call.
+   */
+  onStdout?: (chunk: Buffer) => void | Promise<void>;
   /** Keep stdout for the result (default true); streaming callers turn it off to bound memory. */
   collectStdout?: boolean;
   /**
@@ -196,7 +200,20 @@ export function git(call: GitCall): Promise<GitResult> {
     call.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (chunk: Buffer) => {
       if (call.collectStdout !== false) out.push(chunk);
-      call.onStdout?.(chunk);
+      const pending = call.onStdout?.(chunk);
+      if (pending) {
+        child.stdout.pause();
+        pending.then(
+          () => child.stdout.resume(),
+          (e: unknown) => {
+            if (settled) return;
+            settled = true;
+            call.signal?.removeEventListener('abort', onAbort);
+            child.kill('SIGKILL');
+            reject(e);
+          },
+        );
+      }
     });
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', (e) => {

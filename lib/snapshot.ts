@@ -33,6 +33,12 @@ export interface SnapshotOptions {
   dryCommit?: boolean;
   /** Create a checkpoint even when the tree equals the latest one (restore records). */
   force?: boolean;
+  /**
+   * The changed files hold content the store already has (right after a restore):
+   * hash into loose objects, which git skips writing when they exist, instead of
+   * streaming every blob into a new pack.
+   */
+  knownContent?: boolean;
   /** Restore, revert and undo records: what the operation did, given the captured tree (it verifies against it). */
   operation?: (tree: string) => Promise<OperationInfo>;
 }
@@ -273,14 +279,14 @@ function collectFacts(root: string, candidates: Iterable<string>): Map<string, P
 
 const ERROR_LINE_RE = /^error: '(.+?)' does not have a commit checked out$/;
 
-async function stageBatch(ctx: SnapshotContext, batch: string[], files: number, signal: AbortSignal, onHashed: (n: number) => void): Promise<SkippedPath[]> {
+async function stageBatch(ctx: SnapshotContext, batch: string[], files: number, packed: boolean, signal: AbortSignal, onHashed: (n: number) => void): Promise<SkippedPath[]> {
   const skipped: SkippedPath[] = [];
   const result = await git(
     gitCall(ctx, {
       verb: 'add',
       args: ['-A', '--ignore-errors', '--verbose', '--pathspec-from-file=-', '--pathspec-file-nul'],
       // One pack per batch instead of a loose file per object.
-      configOverrides: files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1' } : {},
+      configOverrides: packed && files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1' } : {},
       input: `${batch.join('\0')}\0`,
       okCodes: [1],
       signal,
@@ -493,7 +499,7 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
         const files = batch.reduce((n, u) => n + u.count, 0);
         const started = Date.now();
         skipped.push(
-          ...(await stageBatch(ctx, batch.map((u) => u.pathspec), files, signal, (n) => {
+          ...(await stageBatch(ctx, batch.map((u) => u.pathspec), files, !opts.knownContent, signal, (n) => {
             hashed += n;
             report();
           })),

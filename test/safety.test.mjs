@@ -36,6 +36,19 @@ test("every command leaves the user's .git byte-for-byte unchanged", async (t) =
     ['status', '--json'],
     ['show', '--output=/tmp/x'],
     ['nonsense'],
+    ['snapshot', '-m', 'two'],
+    ['restore', 'latest~1', '--dry-run'],
+    ['restore', 'latest~1', '--json'],
+    ['undo', '--dry-run'],
+    ['undo'],
+    ['undo', '--force'],
+    ['restore', 'latest~2', '--delete-new'],
+    ['revert', 'latest~1'],
+    ['revert', 'latest', '--dry-run'],
+    ['restore', 'latest~1', '--', 'src/app.js'],
+    ['restore', '--continue'],
+    ['restore', '--abort'],
+    ['restore', '--output=/tmp/x'],
   ];
   for (const args of commands) {
     write(box, 'work.txt', `${args.join(' ')}\n`);

@@ -17,8 +17,8 @@ import { ancestorsOf, unsafePathReason } from './paths.js';
 import { SYMLINK, GITLINK, type DiskFact, type DiskKind, type TreeChange, type TreeEntry, type Want } from './restore-plan.js';
 import { git, splitZ } from './runner.js';
 
-/** Temporary files in the workspace start with this; snapshots exclude them and recovery removes them. */
-export const TMP_PREFIX = '.git-ckpt-tmp-';
+import { TMP_PREFIX } from './paths.js';
+export { TMP_PREFIX };
 
 export interface RepoAccess {
   gitDir: string;

@@ -3,7 +3,7 @@
  * about each candidate path, decide what to stage, what to drop from the shadow
  * index, and what to skip (with a reason). No I/O here.
  */
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
 import type { SkippedPath } from './ledger.js';
 import type { Settings } from './settings.js';
 
@@ -57,7 +57,15 @@ export function* parentDirs(p: string): Generator<string> {
   for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) yield p.slice(0, i);
 }
 
-export function secretMatcher(patterns: string[]): Ignore {
+/** What planCapture needs of a matcher. */
+export type SecretMatcher = Pick<Ignore, 'ignores'>;
+
+/** Matches nothing: the matcher of a snapshot with no changed path (it never loads `ignore`). */
+export const NO_SECRETS: SecretMatcher = { ignores: () => false };
+
+/** gitignore-style matching of secret patterns; `ignore` is loaded only when a snapshot has changed paths. */
+export async function secretMatcher(patterns: string[]): Promise<SecretMatcher> {
+  const { default: ignore } = await import('ignore');
   return ignore().add(patterns);
 }
 
@@ -72,7 +80,7 @@ export interface NewDirExpansion {
  * Pure: decide the capture. `facts` must hold every modified and untracked path
  * (including those of expanded new directories).
  */
-export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts: Map<string, PathFacts>, settings: Settings, secrets: Ignore): CapturePlan {
+export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts: Map<string, PathFacts>, settings: Settings, secrets: SecretMatcher): CapturePlan {
   const stage: string[] = [];
   const forceRemove: string[] = [];
   const skipped: SkippedPath[] = [];

@@ -14,7 +14,11 @@ import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './workspace.js';
-import { interruptedOperation, recoverLocked, restoreLocked, revertLocked, undoLocked, type OperationOptions, type OperationReport, type RecoveryReport, type RestoreOptions, type UndoOptions } from './restore.js';
+import { hookMessage, kindForPhase, numberEvent, type HookEvent } from './hook-payload.js';
+import { updateSessionState } from './sessions.js';
+// Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
+import type { OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions, interruptedOperation } from './restore.js';
+const restoreModule = () => import('./restore.js');
 
 export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
 
@@ -102,6 +106,11 @@ export class Workspace {
     return this.storePaths;
   }
 
+  /** Where this workspace's store is (or will be), without creating it. */
+  storeDirPath(): string {
+    return this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env);
+  }
+
   async settings(): Promise<Settings> {
     if (this.settingsCache) return this.settingsCache;
     const paths = this.ensureStore();
@@ -111,13 +120,13 @@ export class Workspace {
   }
 
   /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
-  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal, lockTimeoutMs?: number): Promise<T> {
     const paths = this.ensureStore();
     return serialize(paths.dir, async () => {
       // Settings name the lock timeout, so read them first when the shadow repository exists;
       // a new one is made under the lock.
       if (!this.settingsCache && existsSync(path.join(paths.gitDir, 'HEAD'))) await this.settings();
-      const lockTimeout = this.settingsCache?.lockTimeoutMs ?? DEFAULT_SETTINGS.lockTimeoutMs;
+      const lockTimeout = lockTimeoutMs ?? this.settingsCache?.lockTimeoutMs ?? DEFAULT_SETTINGS.lockTimeoutMs;
       return withLock(
         paths.lock,
         lockTimeout,
@@ -138,6 +147,48 @@ export class Workspace {
     return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), options.signal);
   }
 
+  /**
+   * Record an agent hook event: number its turn and step in the session's
+   * counters, then snapshot with full attribution. Content dedup makes a hook
+   * that fires twice for one change (Cursor and Copilot also run Claude's
+   * hooks) create one checkpoint. Lock wait and snapshot share the hook budget,
+   * counted from `startedAt`.
+   */
+  async recordHookEvent(event: HookEvent, startedAt: number): Promise<SnapshotResult & { turn: number | null; step: number | null }> {
+    const settings = await this.settings();
+    const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
+    if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
+    return this.exclusive(
+      async (paths, current) => {
+        let turn: number | null = null;
+        let step: number | null = null;
+        if (event.session !== null) {
+          const numbered = updateSessionState(paths.dir, event.session, (state) => numberEvent(state, event));
+          turn = numbered.turn;
+          step = numbered.step;
+        }
+        const budget = left();
+        if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
+        const result = await snapshotLocked(this.context(paths, current), {
+          kind: kindForPhase(event.phase),
+          message: hookMessage(event),
+          session: event.session ?? undefined,
+          turn: turn ?? undefined,
+          step: step ?? undefined,
+          tool: event.tool ?? undefined,
+          agent: event.agent,
+          phase: event.phase,
+          callId: event.callId ?? undefined,
+          input: event.input ?? undefined,
+          timeBudgetMs: budget,
+        });
+        return { ...result, turn, step };
+      },
+      undefined,
+      Math.max(1, left()),
+    );
+  }
+
   private context(paths: StorePaths, settings: Settings) {
     return { location: this.location, paths, settings };
   }
@@ -145,27 +196,27 @@ export class Workspace {
   /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
   restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
     const target = this.resolve(address);
-    return this.exclusive((paths, settings) => restoreLocked(this.context(paths, settings), target, options));
+    return this.exclusive(async (paths, settings) => (await restoreModule()).restoreLocked(this.context(paths, settings), target, options));
   }
 
   /** Undo exactly one checkpoint's own change. */
   revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
     const target = this.resolve(address);
-    return this.exclusive((paths, settings) => revertLocked(this.context(paths, settings), target, options));
+    return this.exclusive(async (paths, settings) => (await restoreModule()).revertLocked(this.context(paths, settings), target, options));
   }
 
   /** Reverse the last restore, revert or undo (so repeating it redoes). */
   undo(options: UndoOptions = {}): Promise<OperationReport> {
-    return this.exclusive((paths, settings) => {
+    return this.exclusive(async (paths, settings) => {
       const { records, warnings } = this.ledger();
-      return undoLocked(this.context(paths, settings), records, options, warnings.length);
+      return (await restoreModule()).undoLocked(this.context(paths, settings), records, options, warnings.length);
     });
   }
 
   /** Finish or roll back an interrupted restore, revert or undo. */
   recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
-    return this.exclusive((paths, settings) => recoverLocked(this.context(paths, settings), this.ledger().records, action));
+    return this.exclusive(async (paths, settings) => (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action));
   }
 
   private ledger(): LedgerRead {
@@ -251,7 +302,9 @@ export class Workspace {
   async status(): Promise<StatusReport> {
     const { records, warnings } = this.ledger();
     const latest = records.at(-1) ?? null;
-    const dirty = latest && !interruptedOperation(this.storePaths!.dir) ? (await this.captureLiveTree()) !== latest.tree : latest ? true : null;
+    const { interruptedOperation } = await restoreModule();
+    const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
+    const dirty = latest && !interrupted ? (await this.captureLiveTree()) !== latest.tree : latest ? true : null;
     return {
       workspace: this.location.root,
       store: this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env),
@@ -261,7 +314,7 @@ export class Workspace {
       bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
       latest,
       dirty,
-      interrupted: this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null,
+      interrupted,
       warnings,
     };
   }

@@ -74,6 +74,11 @@ export interface CheckpointRecord {
   skippedCount: number;
   /** Restore, revert and undo records only. */
   op?: OperationInfo;
+  /** Hook checkpoints: the agent, the hook phase, the agent's tool-call id and a one-line summary of the tool input. */
+  agent?: string;
+  phase?: string;
+  call?: string;
+  input?: string;
 }
 
 export const PATHS_KEPT = 20;
@@ -108,6 +113,9 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
   const s = r.stats;
   if (!s || !Number.isInteger(s.added) || !Number.isInteger(s.modified) || !Number.isInteger(s.deleted)) return 'bad stats';
   if (!Array.isArray(r.paths) || !Array.isArray(r.skipped)) return 'bad path lists';
+  for (const key of ['agent', 'phase', 'call', 'input'] as const) {
+    if (r[key] !== undefined && typeof r[key] !== 'string') return `bad ${key}`;
+  }
   const isOperation = OPERATION_KINDS.includes(r.kind as OperationKind);
   if (isOperation !== (r.op !== undefined)) return 'operation record without operation details';
   if (r.op !== undefined) {

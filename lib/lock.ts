@@ -6,19 +6,56 @@
  */
 import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync, linkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import PQueue from 'p-queue';
+import type PQueue from 'p-queue';
 import { CkptError } from './errors.js';
 
-const queues = new Map<string, PQueue>();
+/**
+ * Per-key lanes. An uncontended call runs at once; p-queue is loaded and used
+ * only when calls overlap in this process. A hook process makes one call, and
+ * loading p-queue would cost it about 10 ms on every tool call of the agent.
+ */
+interface Lane {
+  /** The call running outside the queue, if any. */
+  direct?: Promise<unknown>;
+  /** Callers on their way into the queue (loading it). */
+  entering: number;
+  queue?: PQueue;
+}
+
+const lanes = new Map<string, Lane>();
+let loadQueue: Promise<typeof PQueue> | undefined;
 
 /** Run `fn` after every earlier task for the same key in this process. */
-export function serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
-  let queue = queues.get(key);
-  if (!queue) {
-    queue = new PQueue({ concurrency: 1 });
-    queues.set(key, queue);
+export async function serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  let lane = lanes.get(key);
+  if (!lane) {
+    lane = { entering: 0 };
+    lanes.set(key, lane);
   }
-  return queue.add(fn) as Promise<T>;
+  const busy = lane.direct !== undefined || lane.entering > 0 || (lane.queue !== undefined && lane.queue.size + lane.queue.pending > 0);
+  if (!busy) {
+    const running = fn();
+    lane.direct = running;
+    try {
+      return await running;
+    } finally {
+      if (lane.direct === running) lane.direct = undefined;
+    }
+  }
+  const before = lane.direct;
+  lane.entering++;
+  try {
+    loadQueue ??= import('p-queue').then((m) => m.default);
+    const Queue = await loadQueue;
+    lane.queue ??= new Queue({ concurrency: 1 });
+    // Callers resume from the same import in arrival order, so the queue keeps that order.
+    return (await lane.queue.add(async () => {
+      if (before) await before.catch(() => undefined);
+      return fn();
+    })) as T;
+  } finally {
+    lane.entering--;
+  }
 }
 
 interface LockOwner {

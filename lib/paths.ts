@@ -6,6 +6,9 @@
  * passes `unsafePathReason` first.
  */
 
+/** Restore's temporary files in the workspace start with this; snapshots exclude them and recovery removes them. */
+export const TMP_PREFIX = '.git-ckpt-tmp-';
+
 /** On Windows a backslash separates directories and `C:` starts an absolute path; elsewhere both are plain name bytes. */
 const WINDOWS = process.platform === 'win32';
 

@@ -5,7 +5,10 @@
  */
 import { CkptError } from './errors.js';
 import { git } from './runner.js';
-import type { StorePaths } from './store.js';
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { writeFileAtomic, type StorePaths } from './store.js';
 
 export interface Settings {
   /** Files larger than this are not stored (bytes). */
@@ -18,9 +21,14 @@ export interface Settings {
   timeBudgetMs: number;
   /** How long to wait for another process's lock (ms). */
   lockTimeoutMs: number;
+  /** Wall-clock budget of one agent hook, waiting for the lock included (ms); below every agent's hook timeout. */
+  hookBudgetMs: number;
 }
 
 export const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
+
+/** Hooks must finish before the shortest agent timeout (Copilot, Cline, Claude's UserPromptSubmit: 30 s). */
+export const HOOK_BUDGET_CAP_MS = 25_000;
 
 export const DEFAULT_SETTINGS: Settings = {
   maxFileBytes: 16 * 1024 * 1024,
@@ -28,6 +36,7 @@ export const DEFAULT_SETTINGS: Settings = {
   secretPatterns: DEFAULT_SECRET_PATTERNS,
   timeBudgetMs: 15_000,
   lockTimeoutMs: 30_000,
+  hookBudgetMs: 10_000,
 };
 
 /** git's integer syntax: an optional k, m or g suffix, powers of 1024. */
@@ -75,6 +84,9 @@ export function settingsFromConfigList(listing: string): Settings {
       case 'locktimeout':
         settings.lockTimeoutMs = parseDuration('lockTimeout', value);
         break;
+      case 'hookbudget':
+        settings.hookBudgetMs = Math.min(HOOK_BUDGET_CAP_MS, parseDuration('hookBudget', value));
+        break;
       default:
         break; // keys of later versions, or of the retention policy
     }
@@ -82,7 +94,50 @@ export function settingsFromConfigList(listing: string): Settings {
   return settings;
 }
 
+/** The config files git reads for us: the user's global ones, the shadow repository's, and the store's own. */
+function configSources(paths: StorePaths): string[] {
+  const home = process.env.HOME ?? homedir();
+  const xdg = process.env.XDG_CONFIG_HOME && path.isAbsolute(process.env.XDG_CONFIG_HOME) ? process.env.XDG_CONFIG_HOME : path.join(home, '.config');
+  return [path.join(xdg, 'git', 'config'), path.join(home, '.gitconfig'), path.join(paths.gitDir, 'config'), paths.config];
+}
+
+function sourcesStamp(files: string[]): string {
+  return files
+    .map((f) => {
+      try {
+        const st = statSync(f);
+        return `${f}:${st.mtimeMs}:${st.size}:${st.ino}`;
+      } catch {
+        return `${f}:-`;
+      }
+    })
+    .join('|');
+}
+
+/**
+ * Read settings with one `git config --list`, cached in the store against the
+ * config files' stat data: a hook runs on every tool call and should not pay a
+ * git process for settings that did not change. (A file pulled in by
+ * `include.path` from the global config is not watched: touch the global config
+ * after editing it.)
+ */
 export async function readSettings(paths: StorePaths, signal?: AbortSignal): Promise<Settings> {
+  const cacheFile = path.join(paths.dir, 'settings.cache');
+  const stamp = sourcesStamp(configSources(paths));
+  try {
+    const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { stamp?: string; listing?: string };
+    if (cached.stamp === stamp && typeof cached.listing === 'string') return settingsFromConfigList(cached.listing);
+  } catch {
+    /* no cache yet */
+  }
   const { stdout } = await git({ verb: 'config', args: ['--list', '-z', '--includes'], gitDir: paths.gitDir, cwd: paths.dir, userConfig: true, signal });
-  return settingsFromConfigList(stdout.toString('utf8'));
+  const listing = stdout.toString('utf8');
+  // Parse first: a bad value must fail every time, not be cached.
+  const settings = settingsFromConfigList(listing);
+  try {
+    writeFileAtomic(cacheFile, JSON.stringify({ stamp, listing }));
+  } catch {
+    /* a read-only store still works, uncached */
+  }
+  return settings;
 }

@@ -8,10 +8,10 @@
  */
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
+import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, NO_SECRETS, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type OperationInfo, type SkippedPath } from './ledger.js';
-import { TMP_PREFIX } from './apply.js';
+import { TMP_PREFIX } from './paths.js';
 import { git, splitZ, type GitCall } from './runner.js';
 import type { Settings } from './settings.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
@@ -24,6 +24,11 @@ export interface SnapshotOptions {
   step?: number;
   tool?: string;
   kind?: CheckpointKind;
+  /** Agent hooks: which agent, which phase, its tool-call id, and a one-line summary of the tool input. */
+  agent?: string;
+  phase?: string;
+  callId?: string;
+  input?: string;
   /** Override the time budget (ms); 0 disables it. */
   timeBudgetMs?: number;
   /** Called while files are hashed. */
@@ -343,21 +348,36 @@ function indexStamp(paths: StorePaths): string | undefined {
   }
 }
 
+interface Stamp {
+  tree: string;
+  /** When the index's stat data was last refreshed (ms since the epoch). */
+  refreshed: number;
+}
+
 /** The tree the index held after the last snapshot, if the index has not changed since. */
-function stampedTree(paths: StorePaths): string | undefined {
+function readStamp(paths: StorePaths): Stamp | undefined {
   try {
-    const [stamp, tree] = readFileSync(paths.indexStamp, 'utf8').trim().split(' ');
-    if (stamp && tree && stamp === indexStamp(paths)) return tree;
+    const [stamp, tree, refreshed] = readFileSync(paths.indexStamp, 'utf8').trim().split(' ');
+    if (stamp && tree && stamp === indexStamp(paths)) return { tree, refreshed: Number(refreshed) || 0 };
   } catch {
     /* no stamp */
   }
   return undefined;
 }
 
-function writeStamp(paths: StorePaths, tree: string): void {
+function writeStamp(paths: StorePaths, tree: string, refreshed = Date.now()): void {
   const stamp = indexStamp(paths);
-  if (stamp) writeFileAtomic(paths.indexStamp, `${stamp} ${tree}\n`);
+  if (stamp) writeFileAtomic(paths.indexStamp, `${stamp} ${tree} ${refreshed}\n`);
 }
+
+/**
+ * A file rewritten with the same bytes (`git stash && git stash pop`, a build,
+ * a checkout) keeps a stale stat entry in the shadow index, so every later scan
+ * re-hashes it to find it unchanged, and no snapshot rewrites the index because
+ * nothing changed. A refresh rewrites the stat data; it runs on unchanged
+ * snapshots at most this often.
+ */
+const REFRESH_EVERY_MS = 30_000;
 
 function oneLine(value: string, max = 200): string {
   const flat = value.replace(/[\r\n\t]+/g, ' ').trim();
@@ -373,6 +393,10 @@ export function commitMessage(record: Omit<CheckpointRecord, 'id' | 'tree' | 'pa
   if (record.tool !== null) trailers.push(`Ckpt-Tool: ${oneLine(record.tool)}`);
   trailers.push(`Ckpt-Stats: +${record.stats.added} ~${record.stats.modified} -${record.stats.deleted}`);
   if (record.op) trailers.push(`Ckpt-Target: ${record.op.target}`, `Ckpt-Guard: ${record.op.guard}`);
+  if (record.agent) trailers.push(`Ckpt-Agent: ${oneLine(record.agent)}`);
+  if (record.phase) trailers.push(`Ckpt-Phase: ${oneLine(record.phase)}`);
+  if (record.call) trailers.push(`Ckpt-Call: ${oneLine(record.call)}`);
+  if (record.input) trailers.push(`Ckpt-Input: ${oneLine(record.input)}`);
   return `${oneLine(record.message || `${record.kind} checkpoint`, 500)}\n\n${trailers.join('\n')}\n`;
 }
 
@@ -479,11 +503,13 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
     for (const list of expansion.files.values()) candidates.push(...list);
     const facts = collectFacts(ctx.location.root, candidates);
-    const secrets = secretMatcher(ctx.settings.secretPatterns);
+    const secrets = candidates.length ? await secretMatcher(ctx.settings.secretPatterns) : NO_SECRETS;
     const plan = planCapture(scan, expansion, facts, ctx.settings, secrets);
     const skipped = [...plan.skipped];
 
-    let tree = plan.stage.length === 0 && plan.forceRemove.length === 0 && !ctx.scratch ? stampedTree(ctx.paths) : undefined;
+    const unchanged = plan.stage.length === 0 && plan.forceRemove.length === 0;
+    const stamp = unchanged && !ctx.scratch ? readStamp(ctx.paths) : undefined;
+    let tree = stamp?.tree;
     if (!tree) {
       total = plan.stage.length;
       const report = () => opts.onProgress?.({ hashed: Math.min(hashed, total), total, elapsedMs: deadline.elapsed(), first });
@@ -523,7 +549,14 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
 
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length };
     if ((latest && latest.tree === tree && !opts.force) || opts.dryCommit || ctx.scratch) {
-      if (latest?.tree === tree && !ctx.scratch) writeStamp(ctx.paths, tree);
+      if (latest?.tree === tree && !ctx.scratch) {
+        let refreshed = stamp?.refreshed ?? 0;
+        if (unchanged && Date.now() - refreshed > REFRESH_EVERY_MS) {
+          await git(gitCall(ctx, { verb: 'update-index', args: ['-q', '--refresh'], okCodes: [1], signal }));
+          refreshed = Date.now();
+        }
+        if (!stamp || refreshed !== stamp.refreshed) writeStamp(ctx.paths, tree, refreshed);
+      }
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
 
@@ -542,6 +575,10 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
       changed: 0,
       ...skippedView,
       ...(opts.operation ? { op: await opts.operation(tree) } : {}),
+      ...(opts.agent ? { agent: opts.agent } : {}),
+      ...(opts.phase ? { phase: opts.phase } : {}),
+      ...(opts.callId ? { call: opts.callId } : {}),
+      ...(opts.input ? { input: opts.input } : {}),
     };
     const isoDate = `@${Math.floor(now / 1000)} +0000`;
     const commitArgs: GitCall['args'] = [{ oid: tree }];

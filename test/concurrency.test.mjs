@@ -75,3 +75,25 @@ test('a stale lock left by a dead process is broken; a live one is waited for', 
   t.is(busy.code, 1);
   t.regex(busy.stderr, /^git-ckpt: workspace is busy: lock .* held by pid \d+/);
 });
+
+test('in-process serialization: overlapping calls run one at a time, in arrival order, and errors do not jam the lane', async (t) => {
+  const { serialize } = await import(path.join(ROOT, 'dist', 'lib', 'lock.js'));
+  const events = [];
+  let active = 0;
+  const task = (i, ms, fail = false) => async () => {
+    active++;
+    t.is(active, 1, `task ${i} ran alone`);
+    events.push(`start ${i}`);
+    await new Promise((r) => setTimeout(r, ms));
+    events.push(`end ${i}`);
+    active--;
+    if (fail) throw new Error(`task ${i} failed`);
+    return i;
+  };
+  const results = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => serialize('lane', task(i, 20 - i * 4, i === 1))));
+  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+  t.deepEqual(events, [0, 1, 2, 3, 4].flatMap((i) => [`start ${i}`, `end ${i}`]));
+  // Later, uncontended calls still run, and other keys never wait for this one.
+  t.is(await serialize('lane', task(5, 1)), 5);
+  t.is(await serialize('other', async () => 'x'), 'x');
+});

@@ -1,0 +1,76 @@
+/**
+ * git ckpt hook <agent> <phase>: called by an agent before and after each tool
+ * call, with the agent's JSON payload on stdin. Loaded without yargs (the
+ * agent waits for this process). Whatever happens it prints only the neutral
+ * output the agent needs and exits 0; a hard timer past the budget makes sure
+ * a stuck hook never holds the agent.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import { neutralOutput } from '../lib/hook-payload.js';
+import { HOOK_BUDGET_CAP_MS } from '../lib/settings.js';
+
+/** More than any real payload; the rest is drained, not kept. */
+const PAYLOAD_MAX_BYTES = 4 * 1024 * 1024;
+/** An agent that never closes stdin: proceed with what arrived. */
+const STDIN_WAIT_MS = 2000;
+
+function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return Promise.resolve('');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      process.stdin.pause();
+      resolve(size > PAYLOAD_MAX_BYTES ? '' : Buffer.concat(chunks).toString('utf8'));
+    };
+    const timer = setTimeout(finish, STDIN_WAIT_MS);
+    process.stdin.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= PAYLOAD_MAX_BYTES) chunks.push(chunk);
+    });
+    process.stdin.on('end', finish);
+    process.stdin.on('error', finish);
+  });
+}
+
+export async function runHookCommand(args: string[]): Promise<void> {
+  const startedAt = Date.now();
+  const [agent = '', phase = ''] = args;
+  // Nothing may reach stderr: Gemini reads it as the hook's answer when stdout is empty.
+  process.removeAllListeners('warning');
+  const neutral = neutralOutput(agent);
+  const exit = (stdout: string) => {
+    process.stdout.write(stdout, () => process.exit(0));
+  };
+  process.on('uncaughtException', () => exit(neutral));
+  process.on('unhandledRejection', () => exit(neutral));
+  // The budget (ckpt.hookBudget, capped) is enforced inside; this timer is the last resort.
+  const hard = setTimeout(() => exit(neutral), HOOK_BUDGET_CAP_MS + 3000);
+  hard.unref();
+  try {
+    const payload = await readStdin();
+    const { runHook } = await import('../lib/hook.js');
+    const run = await runHook(agent, phase, payload, { env: process.env, cwd: process.cwd(), startedAt });
+    exit(run.stdout);
+  } catch {
+    exit(neutral);
+  }
+}
+
+/** For --help and for `git ckpt -C dir hook …`; the fast path in main.ts skips yargs. */
+export const hookCommand: CommandModule<object, { agent: string; phase: string }> = {
+  command: 'hook <agent> <phase>',
+  describe: 'record an agent hook event from its JSON payload on stdin (always exits 0)',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('agent', { type: 'string', describe: 'claude, codex, gemini, cursor, copilot or generic', demandOption: true })
+      .positional('phase', { type: 'string', describe: 'pre, post, turn-start, turn-end or session-start', demandOption: true })
+      .strict(false) as Argv<{ agent: string; phase: string }>,
+  async handler(argv) {
+    await runHookCommand([String(argv.agent), String(argv.phase)]);
+  },
+};

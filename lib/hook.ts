@@ -1,0 +1,93 @@
+/**
+ * An agent hook, end to end: read the payload, find the workspace, record the
+ * event. It never throws and never reports on stdout or stderr: the agent sees
+ * only the neutral output it requires, and every problem goes to `hook.log` in
+ * the store (or, without a store, next to the store root).
+ */
+import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Workspace } from './ckpt.js';
+import { neutralOutput, parseHookPayload, type HookEvent } from './hook-payload.js';
+import { storeRoot } from './store.js';
+
+export interface HookRun {
+  /** Exactly what to print on stdout. */
+  stdout: string;
+  event: HookEvent;
+  /** The checkpoint this event created (undefined when nothing changed or nothing was taken). */
+  created?: string;
+  /** Lines written to the hook log. */
+  logged: string[];
+}
+
+export interface HookOptions {
+  env: Record<string, string | undefined>;
+  /** The hook process's own working directory (the last fallback for the workspace). */
+  cwd: string;
+  /** When the hook process started: the budget counts from there. */
+  startedAt: number;
+}
+
+const LOG_MAX_BYTES = 1024 * 1024;
+
+function isDirectory(dir: string | null): dir is string {
+  if (!dir || !path.isAbsolute(dir)) return false;
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Append to a log file, keeping one previous generation once it passes 1 MiB. */
+function appendLog(file: string, lines: string[]): boolean {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    try {
+      if (statSync(file).size > LOG_MAX_BYTES) renameSync(file, `${file}.1`);
+    } catch {
+      /* no log yet */
+    }
+    appendFileSync(file, lines.map((l) => `${l}\n`).join(''), { mode: 0o600 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function runHook(agentArg: string, phaseArg: string, payload: string, options: HookOptions): Promise<HookRun> {
+  const event = parseHookPayload(agentArg, phaseArg, payload, options.env);
+  const stdout = neutralOutput(event.agent);
+  const logged: string[] = [];
+  const stamp = () => new Date().toISOString();
+  const note = (text: string) => logged.push(`${stamp()} ${event.agent} ${event.phase} ${event.session ?? '-'}: ${text}`);
+  for (const problem of event.problems) note(`${problem}; snapshot taken without that attribution`);
+
+  let logFile: string | undefined;
+  let created: string | undefined;
+  try {
+    const dir = [event.projectDir, event.cwd, options.cwd].find(isDirectory);
+    if (!dir) throw new Error('no usable workspace directory in the payload or the environment');
+    const ws = Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+    logFile = path.join(ws.storeDirPath(), 'hook.log');
+    const result = await ws.recordHookEvent(event, options.startedAt);
+    if (result.created) created = result.id;
+    if (result.skippedCount) note(`${result.skippedCount} path(s) not captured: ${result.skipped.slice(0, 5).map((s) => `${s.path} (${s.reason})`).join(', ')}`);
+  } catch (err) {
+    note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
+  }
+  if (logged.length) {
+    const fallback = path.join(safeStoreRoot(options.env) ?? tmpdir(), 'hook.log');
+    if (!(logFile && appendLog(logFile, logged))) appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
+  }
+  return { stdout, event, created, logged };
+}
+
+function safeStoreRoot(env: Record<string, string | undefined>): string | undefined {
+  try {
+    return storeRoot(env as NodeJS.ProcessEnv);
+  } catch {
+    return undefined;
+  }
+}

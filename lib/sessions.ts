@@ -1,0 +1,46 @@
+/**
+ * Per-session counters (turn and step numbers for agents that give no ids),
+ * kept in the store as one small JSON file, read and written under the
+ * workspace lock. Only the most recent sessions are kept.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { emptySessionState, type SessionState } from './hook-payload.js';
+import { writeFileAtomic } from './store.js';
+
+const SESSIONS_KEPT = 50;
+
+type SessionTable = Record<string, SessionState>;
+
+function sessionsFile(storeDir: string): string {
+  return path.join(storeDir, 'sessions.json');
+}
+
+function readTable(storeDir: string): SessionTable {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(sessionsFile(storeDir), 'utf8'));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as SessionTable;
+  } catch {
+    /* none yet, or unreadable: counting starts again, which only affects numbering */
+  }
+  return {};
+}
+
+function validState(s: unknown): s is SessionState {
+  const v = s as SessionState;
+  return !!v && Number.isInteger(v.turn) && Number.isInteger(v.step) && typeof v.turnKeys === 'object' && typeof v.calls === 'object';
+}
+
+/** Apply `update` to one session's state and persist it; the caller holds the workspace lock. */
+export function updateSessionState<T extends { state: SessionState }>(storeDir: string, session: string, update: (state: SessionState) => T): T {
+  const table = readTable(storeDir);
+  const current = table[session];
+  const result = update(validState(current) ? current : emptySessionState());
+  // Re-insert at the end: key order is recency, and the oldest sessions are dropped.
+  delete table[session];
+  table[session] = result.state;
+  const keys = Object.keys(table);
+  for (const key of keys.slice(0, Math.max(0, keys.length - SESSIONS_KEPT))) delete table[key];
+  writeFileAtomic(sessionsFile(storeDir), JSON.stringify(table));
+  return result;
+}

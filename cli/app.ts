@@ -9,6 +9,7 @@ import { isCkptError } from '../lib/errors.js';
 import { diffCommand } from './diff.js';
 import { initCommand } from './init.js';
 import { hookCommand } from './hook.js';
+import { hooksCommand } from './hooks.js';
 import { logCommand } from './log.js';
 import { restoreCommand } from './restore.js';
 import { revertCommand } from './revert.js';
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     .command(revertCommand)
     .command(undoCommand)
     .command(hookCommand)
+    .command(hooksCommand)
     .demandCommand(1, 'name a command (see git ckpt --help)')
     .strict()
     .parserConfiguration({ 'populate--': true })

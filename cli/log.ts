@@ -7,6 +7,7 @@ import { attribution, cyan, dim, firstPaths, relativeAge, shortId, statsText, ye
 interface LogArgs extends GlobalArgs {
   n?: number;
   session?: string;
+  turn?: number;
   all?: boolean;
   oneline?: boolean;
   stat?: boolean;
@@ -23,13 +24,20 @@ function line(r: CheckpointRecord, oneline: boolean): string {
   return `${yellow(shortId(r.id))}  ${dim(relativeAge(r.time).padEnd(15))} ${who}  ${statsText(r)}  ${firstPaths(r)}${r.message ? `  ${cyan(r.message)}` : ''}`;
 }
 
+function groupHeader(r: CheckpointRecord): string {
+  if (r.session === null) return '── outside any agent session ──';
+  const who = r.agent ? ` (${r.agent})` : '';
+  return `── session ${r.session.length > 16 ? `${r.session.slice(0, 16)}…` : r.session}${who}${r.turn !== null ? ` · turn ${r.turn} (before it: turn:${r.turn}@${r.session.slice(0, 8)})` : ''} ──`;
+}
+
 export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
   command: 'log',
   describe: 'list checkpoints, newest first',
   builder: (yargs: Argv<GlobalArgs>) =>
     yargs
       .option('n', { alias: 'max-count', type: 'number', describe: 'show at most N checkpoints' })
-      .option('session', { type: 'string', describe: "only this session's checkpoints" })
+      .option('session', { type: 'string', describe: "only this session's checkpoints (a unique prefix of its id)" })
+      .option('turn', { type: 'number', describe: "only this turn's checkpoints (with --session, or in every session)" })
       .option('all', { type: 'boolean', describe: 'every session (the default)' })
       .option('oneline', { type: 'boolean', describe: 'one short line per checkpoint' })
       .option('stat', { type: 'boolean', describe: 'list the changed paths of each checkpoint' })
@@ -38,7 +46,8 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
   handler(argv) {
     const ws = openWorkspace(argv);
     const limit = nonNegativeInt('n', argv.n);
-    const { records, total, warnings } = ws.list({ session: argv.all ? undefined : argv.session, limit });
+    const turn = nonNegativeInt('turn', argv.turn);
+    const { records, total, warnings } = ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
     warn(warnings);
     if (argv.json) {
       printJson(records.map(jsonRecord));
@@ -48,7 +57,15 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
       process.stdout.write('no checkpoints yet\n');
       return;
     }
+    let group: string | undefined;
+    const grouped = !argv.oneline && records.some((r) => r.session !== null);
     for (const r of records) {
+      // Agent sessions read as a story: a header whenever the session or the turn changes.
+      const key = groupHeader(r);
+      if (grouped && key !== group) {
+        process.stdout.write(`${dim(key)}\n`);
+        group = key;
+      }
       process.stdout.write(`${line(r, Boolean(argv.oneline))}\n`);
       if (argv.stat) {
         for (const p of r.paths) process.stdout.write(`    ${p.status} ${p.path}\n`);

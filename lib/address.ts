@@ -2,11 +2,13 @@
  * Checkpoint addresses, resolved purely against the ledger's records:
  *   latest, latest~N     the newest checkpoint, and the Nth before it
  *   <hex prefix>         a unique prefix of 4 or more hex digits, or a full id
+ *   turn:N[@SESSION]     the state just before turn N of a session (default:
+ *                        the most recent session); SESSION is a unique prefix
  */
 import { CkptError } from './errors.js';
 import type { CheckpointRecord } from './ledger.js';
 
-export type Address = { kind: 'latest'; back: number } | { kind: 'prefix'; prefix: string };
+export type Address = { kind: 'latest'; back: number } | { kind: 'prefix'; prefix: string } | { kind: 'before-turn'; turn: number; session?: string };
 
 /** Pure: parse an address, or throw a one-line error naming it. */
 export function parseAddress(input: string): Address {
@@ -16,11 +18,16 @@ export function parseAddress(input: string): Address {
   }
   const latest = /^latest(?:~(\d{1,6}))?$/.exec(text) ?? /^(?:HEAD|@)(?:~(\d{1,6}))?$/.exec(text);
   if (latest) return { kind: 'latest', back: latest[1] === undefined ? 0 : Number(latest[1]) };
+  const turn = /^turn:(\d{1,6})(?:@(.+))?$/.exec(text);
+  if (turn) {
+    if (Number(turn[1]) < 1) throw new CkptError('bad-address', `turns count from 1: ${JSON.stringify(input)}`);
+    return { kind: 'before-turn', turn: Number(turn[1]), ...(turn[2] ? { session: turn[2] } : {}) };
+  }
   if (/^[0-9a-fA-F]{4,64}$/.test(text)) return { kind: 'prefix', prefix: text.toLowerCase() };
   if (/^[0-9a-fA-F]{1,3}$/.test(text)) {
     throw new CkptError('bad-address', `checkpoint prefix too short: ${JSON.stringify(input)} (use 4 or more hex digits)`);
   }
-  throw new CkptError('bad-address', `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest or latest~N)`);
+  throw new CkptError('bad-address', `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N or turn:N[@session])`);
 }
 
 /** Pure: resolve against records ordered oldest first. */
@@ -34,8 +41,47 @@ export function resolveAddress(records: readonly CheckpointRecord[], input: stri
     }
     return record;
   }
+  if (address.kind === 'before-turn') return resolveBeforeTurn(records, address.turn, address.session);
   const matches = records.filter((r) => r.id.startsWith(address.prefix));
   if (matches.length === 0) throw new CkptError('bad-address', `unknown checkpoint: ${address.prefix}`);
   if (matches.length > 1) throw new CkptError('bad-address', `checkpoint ${address.prefix} is ambiguous (${matches.length} matches)`);
   return matches[0]!;
+}
+
+/** Pure: the session a prefix names (unique among the ledger's sessions), or the most recent one. */
+export function resolveSession(records: readonly CheckpointRecord[], prefix?: string): string {
+  if (prefix === undefined) {
+    for (let i = records.length - 1; i >= 0; i--) if (records[i]!.session !== null) return records[i]!.session!;
+    throw new CkptError('bad-address', 'no checkpoint belongs to a session yet (sessions come from agent hooks or --session)');
+  }
+  const sessions = [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))];
+  const exact = sessions.find((s) => s === prefix);
+  if (exact) return exact;
+  const matches = sessions.filter((s) => s.startsWith(prefix));
+  if (matches.length === 0) throw new CkptError('bad-address', `unknown session: ${JSON.stringify(prefix).slice(0, 80)}`);
+  if (matches.length > 1) throw new CkptError('bad-address', `session ${JSON.stringify(prefix).slice(0, 80)} is ambiguous (${matches.length} matches)`);
+  return matches[0]!;
+}
+
+/**
+ * Pure: the state just before turn N of a session. A turn's first checkpoint
+ * taken at its start (turn-start, or the pre hook of its first tool call) holds
+ * that state; when the turn starts with a post checkpoint, the state before is
+ * that checkpoint's parent. A turn with no checkpoint of its own (nothing
+ * changed in it) is reached through the next turn that has one.
+ */
+export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: number, sessionPrefix?: string): CheckpointRecord {
+  const session = resolveSession(records, sessionPrefix);
+  const inSession = records.filter((r) => r.session === session && r.turn !== null);
+  const first = inSession.find((r) => r.turn! >= turn);
+  const label = `turn ${turn} of session ${session.slice(0, 12)}`;
+  if (!first) {
+    const last = inSession.at(-1)?.turn;
+    throw new CkptError('bad-address', `no ${label}${last ? ` (its last turn is ${last})` : ''}`);
+  }
+  const opensTurn = first.phase === 'turn-start' || first.kind === 'pre' || first.phase === 'pre' || (first.kind === 'turn' && first.phase !== 'turn-end');
+  if (opensTurn) return first;
+  const parent = first.parent === null ? undefined : records.find((r) => r.id === first.parent);
+  if (!parent) throw new CkptError('bad-address', `no checkpoint holds the state before ${label} (its first checkpoint has ${first.parent ? 'a parent missing from the ledger' : 'no parent'})`);
+  return parent;
 }

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, lstatSync } from 'node:fs';
 import path from 'node:path';
-import { resolveAddress } from './address.js';
+import { resolveAddress, resolveSession } from './address.js';
 import { CkptError } from './errors.js';
 import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
 import { serialize, withLock } from './lock.js';
@@ -23,8 +23,10 @@ const restoreModule = () => import('./restore.js');
 export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
 
 export interface ListOptions {
-  /** Only this session's checkpoints. */
+  /** Only this session's checkpoints (a unique prefix of its id). */
   session?: string;
+  /** Only this turn's checkpoints. */
+  turn?: number;
   /** At most this many, newest first. */
   limit?: number;
 }
@@ -228,7 +230,11 @@ export class Workspace {
   list(options: ListOptions = {}): ListResult {
     const { records, warnings } = this.ledger();
     let matching = records;
-    if (options.session !== undefined) matching = matching.filter((r) => r.session === options.session);
+    if (options.session !== undefined) {
+      const session = resolveSession(records, options.session);
+      matching = matching.filter((r) => r.session === session);
+    }
+    if (options.turn !== undefined) matching = matching.filter((r) => r.turn === options.turn);
     const newestFirst = [...matching].reverse();
     return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings };
   }

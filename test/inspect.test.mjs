@@ -20,7 +20,10 @@ test('log: newest first, short ids, attribution, stats, paths, and "N older" whe
   const { box, ids } = await history();
   const r = await ckpt(box, ['log', '-n', '2']);
   t.is(r.code, 0);
-  const lines = r.stdout.trim().split('\n');
+  const all = r.stdout.trim().split('\n');
+  // Session checkpoints are grouped under a header per session and turn.
+  t.deepEqual(all.filter((l) => l.startsWith('──')), ['── session odd · turn 5 (before it: turn:5@odd) ──', '── session even · turn 4 (before it: turn:4@even) ──']);
+  const lines = all.filter((l) => !l.startsWith('──'));
   t.is(lines.length, 3);
   t.true(lines[0].startsWith(ids[4].slice(0, 8)));
   t.regex(lines[0], /just now/);

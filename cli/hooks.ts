@@ -1,0 +1,81 @@
+/** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
+import type { Argv, CommandModule } from 'yargs';
+import { CkptError } from '../lib/errors.js';
+import { HOOK_AGENTS, hookStatus, hookTarget, installHooks, uninstallHooks, type HookAgent, type Scope } from '../lib/hooks-install.js';
+import { locateWorkspace } from '../lib/workspace.js';
+import { printJson, startDir, type GlobalArgs } from './common.js';
+import { dim, green, yellow } from './format.js';
+
+interface HooksArgs extends GlobalArgs {
+  action: 'install' | 'uninstall' | 'status';
+  agent?: string[];
+  scope?: Scope;
+  json?: boolean;
+}
+
+const TRUST_STEPS: Record<HookAgent, string> = {
+  claude: 'accept the workspace-trust dialog when Claude Code starts (hooks are held back until then)',
+  codex: 'open /hooks in Codex and trust the new hooks (again after every change to them)',
+  gemini: 'the folder must be trusted; Gemini warns once about new project hooks',
+  cursor: 'the workspace must be trusted; Cursor reloads hooks.json by itself',
+  copilot: 'nothing: Copilot CLI reads .github/hooks/*.json (the cloud agent only from the default branch)',
+};
+
+function agentsFrom(argv: HooksArgs): HookAgent[] {
+  const named = (argv.agent ?? []).flatMap((a) => String(a).split(','));
+  if (named.length === 0 || named.includes('all')) return [...HOOK_AGENTS];
+  for (const a of named) {
+    if (!(HOOK_AGENTS as readonly string[]).includes(a)) throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${HOOK_AGENTS.join(', ')}, or all)`);
+  }
+  return [...new Set(named)] as HookAgent[];
+}
+
+function projectRoot(argv: HooksArgs): string {
+  return locateWorkspace(startDir(argv)).root;
+}
+
+export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
+  command: 'hooks <action>',
+  describe: "install, uninstall or show git-ckpt's hooks in Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI",
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .positional('action', { choices: ['install', 'uninstall', 'status'] as const, demandOption: true })
+      .option('agent', { type: 'string', array: true, describe: `agent(s): ${HOOK_AGENTS.join(', ')}, or all` })
+      .option('scope', { choices: ['project', 'user'] as const, describe: 'the project config (default) or your user config' })
+      .option('json', { type: 'boolean', describe: 'print JSON' }) as unknown as Argv<HooksArgs>,
+  handler(argv) {
+    const agents = agentsFrom(argv);
+    if (argv.action === 'status') {
+      const scopes: Scope[] = argv.scope ? [argv.scope] : ['project', 'user'];
+      let root: string | undefined;
+      try {
+        root = projectRoot(argv);
+      } catch {
+        root = undefined; // not in a workspace: user scope only
+      }
+      const rows = agents.flatMap((agent) => scopes.filter((s) => s === 'user' || root).map((scope) => hookStatus(hookTarget(agent, scope, root ?? ''))));
+      if (argv.json) {
+        printJson(rows);
+        return;
+      }
+      for (const r of rows) {
+        const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
+        const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
+        process.stdout.write(`${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`);
+      }
+      return;
+    }
+    const scope = argv.scope ?? 'project';
+    const root = scope === 'project' ? projectRoot(argv) : '';
+    const results = agents.map((agent) => (argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root))));
+    if (argv.json) {
+      printJson(results);
+      return;
+    }
+    for (const r of results) {
+      const what = argv.action === 'install' ? (r.changed ? `wired ${r.events.length} events` : 'already wired; nothing changed') : r.changed ? 'removed' : 'not wired; nothing changed';
+      process.stdout.write(`${r.agent.padEnd(8)} ${what}: ${r.file}${r.backup ? dim(` (backup: ${r.backup})`) : ''}\n`);
+      if (argv.action === 'install' && r.changed) process.stdout.write(`         next: ${TRUST_STEPS[r.agent]}\n`);
+    }
+  },
+};

@@ -1,0 +1,351 @@
+/**
+ * Wiring git-ckpt into each agent's own hook configuration.
+ *
+ * The merge is pure (`mergeHooks`, `removeHooks`, `wiredEvents`): it adds one
+ * handler per event, recognised by the entry script's name, and keeps every
+ * other setting and hook as it was. Installing twice changes nothing. The I/O
+ * around it refuses a file it cannot parse, writes atomically, and keeps a
+ * backup of the previous content.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CkptError } from './errors.js';
+import type { Phase } from './hook-payload.js';
+import { writeFileAtomic } from './store.js';
+
+export type HookAgent = 'claude' | 'codex' | 'gemini' | 'cursor' | 'copilot';
+export const HOOK_AGENTS: readonly HookAgent[] = ['claude', 'codex', 'gemini', 'cursor', 'copilot'];
+export type Scope = 'project' | 'user';
+
+/** The entry script's file name: how our handlers are recognised in any config. */
+export const ENTRY_NAME = 'git-ckpt-hook';
+
+interface EventWiring {
+  event: string;
+  phase: Phase;
+  /** Tool events: match every tool, so shell side effects are caught after any call. */
+  allTools?: boolean;
+}
+
+interface AgentSpec {
+  /** Config file, relative to the project root or to the home directory. */
+  file: Record<Scope, string>;
+  /** `nested`: event → [{matcher, hooks: [handler]}] (Claude, Codex, Gemini); `flat`: event → [handler]. */
+  layout: 'nested' | 'flat';
+  /** Keys a new file starts with. */
+  skeleton: Record<string, unknown>;
+  events: EventWiring[];
+  handler(command: string, phase: Phase): Record<string, unknown>;
+  /** Where the command string lives in a handler. */
+  commandKey: string;
+}
+
+const TIMEOUT_S = 30;
+
+export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
+  claude: {
+    file: { project: '.claude/settings.json', user: '.claude/settings.json' },
+    layout: 'nested',
+    skeleton: {},
+    events: [
+      { event: 'PreToolUse', phase: 'pre', allTools: true },
+      { event: 'PostToolUse', phase: 'post', allTools: true },
+      { event: 'PostToolUseFailure', phase: 'post', allTools: true },
+      { event: 'UserPromptSubmit', phase: 'turn-start' },
+      { event: 'Stop', phase: 'turn-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
+    commandKey: 'command',
+  },
+  codex: {
+    file: { project: '.codex/hooks.json', user: '.codex/hooks.json' },
+    layout: 'nested',
+    skeleton: {},
+    events: [
+      { event: 'PreToolUse', phase: 'pre', allTools: true },
+      { event: 'PostToolUse', phase: 'post', allTools: true },
+      { event: 'UserPromptSubmit', phase: 'turn-start' },
+      { event: 'Stop', phase: 'turn-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
+    commandKey: 'command',
+  },
+  gemini: {
+    file: { project: '.gemini/settings.json', user: '.gemini/settings.json' },
+    layout: 'nested',
+    skeleton: {},
+    events: [
+      { event: 'BeforeTool', phase: 'pre', allTools: true },
+      { event: 'AfterTool', phase: 'post', allTools: true },
+      { event: 'BeforeAgent', phase: 'turn-start' },
+      { event: 'AfterAgent', phase: 'turn-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    // Gemini's timeout is in milliseconds.
+    handler: (command, phase) => ({ name: `git-ckpt-${phase}`, type: 'command', command, timeout: TIMEOUT_S * 1000 }),
+    commandKey: 'command',
+  },
+  cursor: {
+    file: { project: '.cursor/hooks.json', user: '.cursor/hooks.json' },
+    layout: 'flat',
+    skeleton: { version: 1 },
+    events: [
+      { event: 'preToolUse', phase: 'pre' },
+      { event: 'postToolUse', phase: 'post' },
+      { event: 'postToolUseFailure', phase: 'post' },
+      { event: 'beforeSubmitPrompt', phase: 'turn-start' },
+      { event: 'stop', phase: 'turn-end' },
+      { event: 'sessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ command, timeout: TIMEOUT_S }),
+    commandKey: 'command',
+  },
+  copilot: {
+    file: { project: '.github/hooks/git-ckpt.json', user: '.copilot/hooks/git-ckpt.json' },
+    layout: 'flat',
+    skeleton: { version: 1 },
+    events: [
+      { event: 'preToolUse', phase: 'pre' },
+      { event: 'postToolUse', phase: 'post' },
+      { event: 'postToolUseFailure', phase: 'post' },
+      { event: 'userPromptSubmitted', phase: 'turn-start' },
+      { event: 'agentStop', phase: 'turn-end' },
+      { event: 'sessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ type: 'command', bash: command, timeoutSec: TIMEOUT_S }),
+    commandKey: 'bash',
+  },
+};
+
+/** The shipped entry script (hooks/git-ckpt-hook next to dist/). */
+export function entryScriptPath(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'hooks', ENTRY_NAME);
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Pure: the command an agent runs. Through `sh`, so the script needs no exec
+ * bit; stderr silenced and `|| true`, so even a deleted script cannot turn into
+ * an error the agent acts on (Gemini denies a tool on exit 127 with stderr).
+ */
+export function hookCommand(script: string, agent: HookAgent, phase: Phase): string {
+  return `sh ${shellQuote(script)} ${agent} ${phase} 2>/dev/null || true`;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isOurs(handler: unknown, spec: AgentSpec): boolean {
+  return isObject(handler) && typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
+}
+
+function hooksTable(config: Json, file: string): Json {
+  if (config.hooks === undefined) return {};
+  if (!isObject(config.hooks)) throw new CkptError('refused', `${file}: "hooks" is not an object; left untouched`);
+  return config.hooks;
+}
+
+function eventList(hooks: Json, event: string, file: string): unknown[] {
+  const list = hooks[event];
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new CkptError('refused', `${file}: hooks.${event} is not a list; left untouched`);
+  return list;
+}
+
+/** Pure: the config without any of our handlers (other hooks and groups kept as they were). */
+export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Json {
+  const spec = AGENT_SPECS[agent];
+  const hooks = hooksTable(config, file);
+  const next: Json = {};
+  for (const [event, value] of Object.entries(hooks)) {
+    if (!Array.isArray(value)) {
+      next[event] = value;
+      continue;
+    }
+    let touched = false;
+    const kept: unknown[] = [];
+    for (const item of value) {
+      if (spec.layout === 'flat') {
+        if (isOurs(item, spec)) touched = true;
+        else kept.push(item);
+        continue;
+      }
+      if (isObject(item) && Array.isArray(item.hooks) && item.hooks.some((h) => isOurs(h, spec))) {
+        touched = true;
+        const rest = item.hooks.filter((h) => !isOurs(h, spec));
+        if (rest.length) kept.push({ ...item, hooks: rest });
+      } else kept.push(item);
+    }
+    if (!touched || kept.length) next[event] = touched ? kept : value;
+  }
+  const out: Json = { ...config, hooks: next };
+  if (Object.keys(next).length === 0 && config.hooks !== undefined && Object.keys(hooks).length > 0) delete out.hooks;
+  if (config.hooks === undefined) delete out.hooks;
+  return out;
+}
+
+function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): unknown {
+  const handler = spec.handler(command, wiring.phase);
+  if (spec.layout === 'flat') return handler;
+  return wiring.allTools ? { matcher: '*', hooks: [handler] } : { hooks: [handler] };
+}
+
+/** Pure: the config with our handlers wired for every event (idempotent). */
+export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config'): Json {
+  const spec = AGENT_SPECS[agent];
+  hooksTable(config, file);
+  for (const w of spec.events) eventList(hooksTable(config, file), w.event, file);
+  if (isWired(config, agent, script)) return config;
+  const base = removeHooks(config, agent, file);
+  const hooks: Json = { ...(isObject(base.hooks) ? base.hooks : {}) };
+  for (const w of spec.events) {
+    hooks[w.event] = [...eventList(hooks, w.event, file), desiredEntry(spec, w, hookCommand(script, agent, w.phase))];
+  }
+  return { ...spec.skeleton, ...base, hooks };
+}
+
+/** Pure: the events where our handler is wired (whatever script path it names). */
+export function wiredEvents(config: Json, agent: HookAgent): string[] {
+  const spec = AGENT_SPECS[agent];
+  if (!isObject(config.hooks)) return [];
+  const hooks = config.hooks;
+  return spec.events
+    .map((w) => w.event)
+    .filter((event) => {
+      const list = hooks[event];
+      if (!Array.isArray(list)) return false;
+      return list.some((item) => (spec.layout === 'flat' ? isOurs(item, spec) : isObject(item) && Array.isArray(item.hooks) && item.hooks.some((h) => isOurs(h, spec))));
+    });
+}
+
+/** Pure: whether every event carries exactly the wanted handler, once. */
+function isWired(config: Json, agent: HookAgent, script: string): boolean {
+  const spec = AGENT_SPECS[agent];
+  if (!isObject(config.hooks)) return false;
+  const hooks = config.hooks;
+  let ours = 0;
+  for (const list of Object.values(hooks)) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      if (spec.layout === 'flat') ours += isOurs(item, spec) ? 1 : 0;
+      else if (isObject(item) && Array.isArray(item.hooks)) ours += item.hooks.filter((h) => isOurs(h, spec)).length;
+    }
+  }
+  if (ours !== spec.events.length) return false;
+  return spec.events.every((w) => {
+    const list = hooks[w.event];
+    const wanted = JSON.stringify(desiredEntry(spec, w, hookCommand(script, agent, w.phase)));
+    return Array.isArray(list) && list.some((item) => JSON.stringify(item) === wanted);
+  });
+}
+
+export interface HookTarget {
+  agent: HookAgent;
+  scope: Scope;
+  file: string;
+}
+
+export function hookTarget(agent: HookAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): HookTarget {
+  const spec = AGENT_SPECS[agent];
+  let base = scope === 'project' ? projectRoot : (env.HOME ?? homedir());
+  if (agent === 'copilot' && scope === 'user' && env.COPILOT_HOME) return { agent, scope, file: path.join(env.COPILOT_HOME, 'hooks', 'git-ckpt.json') };
+  base = path.resolve(base);
+  return { agent, scope, file: path.join(base, spec.file[scope]) };
+}
+
+function readConfig(file: string): Json | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CkptError('refused', `cannot read ${file}: ${(err as Error).message}; left untouched`);
+  }
+  if (text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new CkptError('refused', `cannot parse ${file} (${(err as Error).message.split('\n')[0]}); left untouched`);
+  }
+  if (!isObject(parsed)) throw new CkptError('refused', `${file} does not hold a JSON object; left untouched`);
+  return parsed;
+}
+
+function writeConfig(file: string, config: Json, hadFile: boolean): string | undefined {
+  mkdirSync(path.dirname(file), { recursive: true });
+  let backup: string | undefined;
+  if (hadFile) {
+    backup = `${file}.git-ckpt.bak`;
+    copyFileSync(file, backup);
+  }
+  writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`);
+  return backup;
+}
+
+export interface InstallResult extends HookTarget {
+  changed: boolean;
+  backup?: string;
+  events: string[];
+}
+
+export function installHooks(target: HookTarget, script = entryScriptPath()): InstallResult {
+  const current = readConfig(target.file);
+  const next = mergeHooks(current ?? {}, target.agent, script, target.file);
+  const changed = current === undefined || JSON.stringify(next) !== JSON.stringify(current);
+  const backup = changed ? writeConfig(target.file, next, current !== undefined) : undefined;
+  return { ...target, changed, ...(backup ? { backup } : {}), events: wiredEvents(next, target.agent) };
+}
+
+export function uninstallHooks(target: HookTarget): InstallResult {
+  const current = readConfig(target.file);
+  if (current === undefined) return { ...target, changed: false, events: [] };
+  const next = removeHooks(current, target.agent, target.file);
+  if (JSON.stringify(next) === JSON.stringify(current)) return { ...target, changed: false, events: [] };
+  const spec = AGENT_SPECS[target.agent];
+  // Our own file (Copilot's git-ckpt.json) with nothing else in it goes away.
+  if (path.basename(target.file) === 'git-ckpt.json' && Object.keys(next).every((k) => k in spec.skeleton)) {
+    copyFileSync(target.file, `${target.file}.git-ckpt.bak`);
+    rmSync(target.file);
+    return { ...target, changed: true, backup: `${target.file}.git-ckpt.bak`, events: [] };
+  }
+  const backup = writeConfig(target.file, next, true);
+  return { ...target, changed: true, ...(backup ? { backup } : {}), events: [] };
+}
+
+export interface HookStatus extends HookTarget {
+  state: 'wired' | 'partly wired' | 'not wired' | 'unreadable';
+  events: string[];
+  missing: string[];
+  /** The script named in the config no longer exists. */
+  brokenScript?: boolean;
+  error?: string;
+}
+
+export function hookStatus(target: HookTarget): HookStatus {
+  const spec = AGENT_SPECS[target.agent];
+  let config: Json | undefined;
+  try {
+    config = readConfig(target.file);
+  } catch (err) {
+    return { ...target, state: 'unreadable', events: [], missing: spec.events.map((e) => e.event), error: (err as Error).message };
+  }
+  const events = config ? wiredEvents(config, target.agent) : [];
+  const missing = spec.events.map((e) => e.event).filter((e) => !events.includes(e));
+  const state = events.length === 0 ? 'not wired' : missing.length ? 'partly wired' : 'wired';
+  const scripts = new Set<string>();
+  const text = config ? JSON.stringify(config) : '';
+  for (const m of text.matchAll(/sh '((?:[^'\\]|\\.)*?git-ckpt-hook)'/g)) scripts.add(m[1]!);
+  const brokenScript = [...scripts].some((s) => !existsSync(s));
+  return { ...target, state, events, missing, ...(brokenScript ? { brokenScript } : {}) };
+}

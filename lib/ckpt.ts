@@ -166,7 +166,8 @@ export class Workspace {
         let step: number | null = null;
         if (event.session !== null) {
           const numbered = updateSessionState(paths.dir, event.session, (state) => numberEvent(state, event));
-          turn = numbered.turn;
+          // Events before the first turn (session start) belong to no turn.
+          turn = numbered.turn > 0 ? numbered.turn : null;
           step = numbered.step;
         }
         const budget = left();

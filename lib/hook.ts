@@ -70,6 +70,11 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     const dir = [event.projectDir, event.cwd, options.cwd].find(isDirectory);
     if (!dir) throw new Error('no usable workspace directory in the payload or the environment');
     const ws = Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+    // A file path inside the workspace reads better relative to it.
+    if (event.input && path.isAbsolute(event.input)) {
+      const rel = path.relative(ws.root, event.input);
+      if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) event.input = rel.split(path.sep).join('/');
+    }
     logFile = path.join(ws.storeDirPath(), 'hook.log');
     const result = await ws.recordHookEvent(event, options.startedAt);
     if (result.created) created = result.id;

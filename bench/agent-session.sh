@@ -1,0 +1,81 @@
+#!/bin/sh
+# A short Claude Code session, played through the real hook entry script with the
+# JSON events Claude sends, and shell edits between them (sed -i, rm, mv, a file
+# made by a generator). Then one command rewinds to just before turn 2, and every
+# byte is checked against the state saved at that moment.
+#
+#   sh bench/agent-session.sh <empty-dir>     (GIT_CKPT_HOME chooses the store)
+# DEMO=1 narrates each step and shows git ckpt log along the way.
+set -eu
+here=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+ws=$1
+hook="$here/hooks/git-ckpt-hook"
+ckpt() { node "$here/dist/cli/main.js" "$@"; }
+say() { if [ "${DEMO:-}" = 1 ]; then printf '\n\033[1m# %s\033[0m\n' "$*"; fi; }
+show() { if [ "${DEMO:-}" = 1 ]; then printf '$ git ckpt %s\n' "$*"; ckpt "$@"; fi; }
+session=8e0f2c4a-demo-session
+
+# event <hook event> <phase> <prompt id> [tool name] [tool input json] [tool use id]
+event() {
+  payload=$(printf '{"session_id":"%s","prompt_id":"%s","transcript_path":"/tmp/t.jsonl","cwd":"%s","permission_mode":"default","hook_event_name":"%s","tool_name":"%s","tool_input":%s,"tool_use_id":"%s"}' \
+    "$session" "$3" "$ws" "$1" "${4:-}" "${5:-null}" "${6:-}")
+  out=$(printf '%s' "$payload" | CLAUDE_PROJECT_DIR="$ws" sh "$hook" claude "$2")
+  [ -z "$out" ] || { echo "hook printed something on stdout: $out" >&2; exit 1; }
+}
+
+# A listing of every file's bytes and executable bit, .git excluded.
+state() { (cd "$ws" && find . -path ./.git -prune -o -type f -print | LC_ALL=C sort | while IFS= read -r f; do printf '%s %s %s\n' "$(cksum < "$f" | tr -s ' ' | cut -d' ' -f1,2)" "$([ -x "$f" ] && echo x || echo -)" "$f"; done); }
+
+cd "$ws"
+git init -q
+mkdir src
+printf 'export function greet(name) {\n  return "hello " + name;\n}\n' > src/greet.js
+printf '# my project\n' > README.md
+printf 'node_modules/\n' > .gitignore
+
+say 'session starts; turn 1: "make the greeting friendlier"'
+event SessionStart session-start ''
+event UserPromptSubmit turn-start p1
+event PreToolUse pre p1 Edit "{\"file_path\":\"$ws/src/greet.js\"}" toolu_1
+sed 's/hello/hi there/' src/greet.js > src/greet.js.new && mv src/greet.js.new src/greet.js
+event PostToolUse post p1 Edit "{\"file_path\":\"$ws/src/greet.js\"}" toolu_1
+event PreToolUse pre p1 Bash '{"command":"sed -i.bak s/my/our/ README.md && rm README.md.bak"}' toolu_2
+sed -i.bak 's/my/our/' README.md && rm README.md.bak
+event PostToolUse post p1 Bash '{"command":"sed -i.bak s/my/our/ README.md && rm README.md.bak"}' toolu_2
+event Stop turn-end p1
+before_turn_2=$(state)
+show log
+
+say 'turn 2: "restructure it" (the agent renames, deletes and generates through the shell)'
+event UserPromptSubmit turn-start p2
+event PreToolUse pre p2 Bash '{"command":"mv src/greet.js src/hello.js && rm README.md && ./gen.sh"}' toolu_3
+mv src/greet.js src/hello.js
+rm README.md
+printf '#!/bin/sh\necho generated\n' > gen.sh && chmod +x gen.sh
+./gen.sh > src/generated.txt
+event PostToolUse post p2 Bash '{"command":"mv src/greet.js src/hello.js && rm README.md && ./gen.sh"}' toolu_3
+event PreToolUse pre p2 Write "{\"file_path\":\"$ws/src/hello.js\"}" toolu_4
+printf 'export const hello = () => "broken";\n' > src/hello.js
+event PostToolUseFailure post p2 Write "{\"file_path\":\"$ws/src/hello.js\"}" toolu_4
+event Stop turn-end p2
+
+say 'turn 3: the agent keeps going'
+event UserPromptSubmit turn-start p3
+event PreToolUse pre p3 Bash '{"command":"echo tmp > scratch.txt"}' toolu_5
+echo tmp > scratch.txt
+event PostToolUse post p3 Bash '{"command":"echo tmp > scratch.txt"}' toolu_5
+event Stop turn-end p3
+show log
+
+say 'rewind to just before turn 2, in one command (files made since are removed too)'
+show restore turn:2 --dry-run --delete-new
+ckpt restore turn:2 --delete-new > /dev/null
+after=$(state)
+if [ "$after" != "$before_turn_2" ]; then
+  echo "rewind mismatch" >&2
+  printf 'expected:\n%s\n\ngot:\n%s\n' "$before_turn_2" "$after" >&2
+  exit 1
+fi
+say 'every byte matches the state before turn 2; the rewind itself can be undone'
+show undo --dry-run
+echo "agent session: rewound to before turn 2, every byte checked"

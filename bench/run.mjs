@@ -219,6 +219,21 @@ async function benchRestore(label, ws, runs) {
   row(label, `restore of ${files.length} changed files (guard captures them first)`, uncaptured, 'git restore --source=<commit> --worktree -- <paths>', reference, 2);
 }
 
+/** The whole hook process (payload on stdin, exit) on a no-change workspace, against `node -e 0`. */
+async function benchHook(label, ws, runs) {
+  freshStoreEnv();
+  await Workspace.open(ws).snapshot({ timeBudgetMs: 0 });
+  const payload = JSON.stringify({ session_id: 'bench', prompt_id: 'p1', cwd: ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_use_id: 'toolu_1' });
+  const cli = path.join(ROOT, 'dist', 'cli', 'main.js');
+  const hook = await measure(runs, () => {
+    const r = spawnSync(process.execPath, [cli, 'hook', 'claude', 'post'], { cwd: ws, env: process.env, input: payload });
+    if (r.status !== 0 || r.stdout.length) throw new Error(`hook: exit ${r.status}, stdout ${r.stdout}`);
+  });
+  const nodeStart = await measure(runs, () => spawnSync(process.execPath, ['-e', '0']));
+  row(label, 'hook process, no change (stdin JSON in, exit)', hook, 'node -e 0', nodeStart);
+  results.hook = { hookMs: hook, nodeMs: nodeStart, overheadMs: hook - nodeStart, targetOverheadMs: 40 };
+}
+
 async function benchLog(runs) {
   const ws = path.join(base, 'log-ws');
   mkdirSync(ws, { recursive: true });
@@ -250,6 +265,7 @@ console.error(`generated ${small}`);
 const smallLabel = QUICK ? '600 files' : '3,000 files (~40 MB)';
 await benchWorkspace(smallLabel, small, { first: QUICK ? 2 : 5, steady: QUICK ? 7 : 21 });
 await benchRestore(smallLabel, small, QUICK ? 5 : 11);
+await benchHook(smallLabel, small, QUICK ? 11 : 31);
 const large = makeWorkspace('ws-50k', QUICK ? 5000 : 50_000, 600, 500);
 console.error(`generated ${large}`);
 await benchWorkspace(QUICK ? '5,000 small files' : '50,000 small files', large, { first: 3, steady: QUICK ? 7 : 11 });
@@ -262,6 +278,7 @@ lines.push('', '| workspace | store after first snapshot | `git gc` pack of the 
 for (const [label, w] of Object.entries(results.workspaces)) {
   lines.push(`| ${label} | ${(w.storeBytes / 1e6).toFixed(1)} MB | ${(w.gcPackBytes / 1e6).toFixed(1)} MB | ${(w.looseObjectsBytes / 1e6).toFixed(1)} MB | ${w.storeRatio.toFixed(2)}× | ≤ 1.5× |`);
 }
+if (results.hook) lines.push('', `hook overhead over \`node -e 0\`: ${fmt(results.hook.overheadMs)} ms (target ≤ 40 ms)`);
 const table = lines.join('\n');
 console.log(table);
 results.rows = rows;

@@ -8,6 +8,7 @@
  *   gemini   session_id              —               —             tool_name / tool_input
  *   cursor   conversation_id         generation_id   tool_use_id   tool_name / tool_input
  *   copilot  sessionId | session_id  —               —             toolName / toolArgs (or tool_name / tool_input)
+ *   generic  any of the above, plus Cline's taskId and Windsurf's trajectory_id / execution_id
  *
  * Cursor and Copilot also run hooks configured for Claude, with their own
  * payload shape, so every parser reads every spelling. Nothing here throws:
@@ -125,8 +126,8 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     }
   }
 
-  const session = pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'thread_id') ?? str(env.CLAUDE_CODE_SESSION_ID ?? env.GEMINI_SESSION_ID);
-  const turnKey = pick(payload, 'prompt_id', 'turn_id', 'generation_id', 'turnId', 'generationId');
+  const session = pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'trajectory_id', 'thread_id') ?? str(env.CLAUDE_CODE_SESSION_ID ?? env.GEMINI_SESSION_ID);
+  const turnKey = pick(payload, 'prompt_id', 'turn_id', 'generation_id', 'turnId', 'generationId', 'execution_id');
   const callId = pick(payload, 'tool_use_id', 'toolUseId', 'tool_call_id', 'toolCallId');
   const tool = pick(payload, 'tool_name', 'toolName');
   const inputSource = payload.tool_input ?? payload.toolArgs ?? payload.tool_args ?? payload.parameters;

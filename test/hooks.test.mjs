@@ -1,0 +1,368 @@
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, storeDir, treeState, write } from './helpers.mjs';
+
+const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
+const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
+const payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
+const address = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
+
+/** Run the real entry script as an agent would: payload on stdin, the agent's environment. */
+function hook(box, agent, phase, payload, { env = {}, cwd = box.ws, script = ENTRY } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', [script, agent, phase], { cwd, env: { ...box.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.on('error', () => {});
+    child.stdin.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
+  });
+}
+
+function hookLog(box) {
+  const file = path.join(storeDir(box), 'hook.log');
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
+}
+
+// Payloads as the reference notes give them (../shared/reference/agent-hooks.md).
+const AGENT_CASES = {
+  claude: {
+    stdout: '',
+    env: (box) => ({ CLAUDE_PROJECT_DIR: box.ws }),
+    pre: (box) => ({ session_id: 'abc123', prompt_id: 'p-1', transcript_path: '/x.jsonl', cwd: box.ws, permission_mode: 'default', hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'file content' }, tool_use_id: 'toolu_01ABC123' }),
+    post: (box) => ({ session_id: 'abc123', prompt_id: 'p-1', transcript_path: '/x.jsonl', cwd: box.ws, permission_mode: 'default', hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'file content' }, tool_response: { filePath: path.join(box.ws, 'file.txt'), success: true }, tool_use_id: 'toolu_01ABC123', duration_ms: 12 }),
+    expect: { session: 'abc123', tool: 'Write', call: 'toolu_01ABC123', input: 'file.txt' },
+  },
+  codex: {
+    stdout: '',
+    env: () => ({}),
+    pre: (box) => ({ session_id: 'thr_9', turn_id: 'turn_1', transcript_path: null, cwd: box.ws, hook_event_name: 'PreToolUse', model: 'gpt-5-codex', permission_mode: 'default', tool_name: 'Bash', tool_input: { command: `echo ${'x'.repeat(300)} > file.txt` }, tool_use_id: 'call_7' }),
+    post: (box) => ({ session_id: 'thr_9', turn_id: 'turn_1', transcript_path: null, cwd: box.ws, hook_event_name: 'PostToolUse', model: 'gpt-5-codex', permission_mode: 'default', tool_name: 'Bash', tool_input: { command: `echo ${'x'.repeat(300)} > file.txt` }, tool_response: 'ok', tool_use_id: 'call_7' }),
+    expect: { session: 'thr_9', tool: 'Bash', call: 'call_7', input: `echo ${'x'.repeat(300)} > file.txt`.slice(0, 199) + '…' },
+  },
+  gemini: {
+    stdout: '{}\n',
+    env: (box) => ({ GEMINI_PROJECT_DIR: box.ws, GEMINI_SESSION_ID: 'gem-1', CLAUDE_PROJECT_DIR: box.ws }),
+    pre: (box) => ({ session_id: 'gem-1', transcript_path: '', cwd: box.ws, hook_event_name: 'BeforeTool', timestamp: '2026-08-21T12:00:00.000Z', tool_name: 'write_file', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: '…' } }),
+    post: (box) => ({ session_id: 'gem-1', transcript_path: '', cwd: box.ws, hook_event_name: 'AfterTool', timestamp: '2026-08-21T12:00:01.000Z', tool_name: 'write_file', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: '…' }, tool_response: { llmContent: '…', returnDisplay: '…' } }),
+    expect: { session: 'gem-1', tool: 'write_file', call: undefined, input: 'file.txt' },
+  },
+  cursor: {
+    stdout: '{}\n',
+    env: (box) => ({ CURSOR_PROJECT_DIR: box.ws, CLAUDE_PROJECT_DIR: box.ws }),
+    pre: (box) => ({ conversation_id: 'conv-5', generation_id: 'gen-1', model: 'claude-opus-4-7-thinking-max', hook_event_name: 'preToolUse', cursor_version: '2.0', workspace_roots: [box.ws], tool_name: 'Shell', tool_input: { command: 'npm test' }, tool_use_id: 'abc123', cwd: box.ws }),
+    post: (box) => ({ conversation_id: 'conv-5', generation_id: 'gen-1', model: 'claude-opus-4-7-thinking-max', hook_event_name: 'postToolUse', cursor_version: '2.0', workspace_roots: [box.ws], tool_name: 'Shell', tool_input: { command: 'npm test' }, tool_output: '{"exitCode":0,"stdout":"All tests passed"}', tool_use_id: 'abc123', cwd: box.ws, duration: 5432 }),
+    expect: { session: 'conv-5', tool: 'Shell', call: 'abc123', input: 'npm test' },
+  },
+  copilot: {
+    stdout: '',
+    env: () => ({}),
+    pre: (box) => ({ sessionId: 'cop-3', timestamp: 1736654400000, cwd: box.ws, toolName: 'bash', toolArgs: '{"command":"rm -rf build && touch file.txt"}' }),
+    post: (box) => ({ sessionId: 'cop-3', timestamp: 1736654401000, cwd: box.ws, toolName: 'bash', toolArgs: '{"command":"rm -rf build && touch file.txt"}', toolResult: { resultType: 'success', textResultForLlm: '' } }),
+    expect: { session: 'cop-3', tool: 'bash', call: undefined, input: 'rm -rf build && touch file.txt' },
+  },
+};
+
+for (const [agent, c] of Object.entries(AGENT_CASES)) {
+  test(`${agent}: a realistic pre/post pair through the entry script: exit 0, exact stdout, attributed checkpoint`, async (t) => {
+    const box = sandbox();
+    write(box, 'existing.txt', 'before\n');
+    const env = c.env(box);
+    const turn = await hook(box, agent, 'turn-start', { ...c.pre(box), hook_event_name: 'turn' }, { env });
+    t.is(turn.code, 0);
+    const pre = await hook(box, agent, 'pre', c.pre(box), { env });
+    t.is(pre.code, 0);
+    t.is(pre.stdout, c.stdout);
+    t.is(pre.stderr, '');
+    write(box, 'file.txt', `written by ${agent}\n`);
+    const post = await hook(box, agent, 'post', c.post(box), { env });
+    t.is(post.code, 0);
+    t.is(post.stdout, c.stdout);
+    t.is(post.stderr, '');
+    const records = ledgerLines(box);
+    const last = records.at(-1);
+    t.is(last.kind, 'post');
+    t.is(last.agent, agent);
+    t.is(last.phase, 'post');
+    t.is(last.session, c.expect.session);
+    t.is(last.turn, 1);
+    t.is(last.step, 1, 'pre and post of one call share a step');
+    t.is(last.tool, c.expect.tool);
+    t.is(last.call, c.expect.call);
+    t.is(last.input, c.expect.input);
+    t.deepEqual(last.paths, [{ path: 'file.txt', status: 'A' }]);
+    t.is(records.filter((r) => r.kind === 'post').length, 1);
+    t.is(hookLog(box), '', 'nothing to report');
+  });
+}
+
+test('malformed, empty and huge payloads, and an unknown agent: exit 0, neutral stdout, an unattributed snapshot, the reason logged', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  const cases = [
+    ['gemini', '{not json', '{}\n', /not valid JSON/],
+    ['claude', '', '', /empty payload/],
+    ['cursor', JSON.stringify({ tool_input: { content: 'x'.repeat(6 * 1024 * 1024) } }), '{}\n', /empty payload/],
+    ['windsurf', JSON.stringify({ trajectory_id: 't', agent_action_name: 'post_write_code' }), '', /unknown agent "windsurf"/],
+    ['claude', '[1,2,3]', '', /not a JSON object/],
+  ];
+  for (const [i, [agent, payload, stdout, logged]] of cases.entries()) {
+    write(box, 'a.txt', `${i + 2}\n`);
+    const r = await hook(box, agent, 'post', payload);
+    t.is(r.code, 0, agent);
+    t.is(r.stdout, stdout, agent);
+    t.is(r.stderr, '');
+    const last = ledgerLines(box).at(-1);
+    t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), `${i + 2}\n`);
+    t.deepEqual(last.paths, [{ path: 'a.txt', status: i === 0 ? 'A' : 'M' }], `${agent}: the change was still captured`);
+    t.is(last.session, agent === 'windsurf' ? 't' : null);
+    t.regex(hookLog(box), logged);
+  }
+  const phase = await hook(box, 'claude', 'sideways', '{}');
+  t.is(phase.code, 0);
+  t.regex(hookLog(box), /unknown phase "sideways", taken as post/);
+});
+
+test('a missing git-ckpt binary, a store that cannot be created, a broken store: still exit 0 with the neutral output', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  // The script alone, away from its dist/, with a PATH that has no git-ckpt.
+  const lonely = mkdtempSync(path.join(tmpdir(), 'ckpt-entry-'));
+  const script = path.join(lonely, 'git-ckpt-hook');
+  copyFileSync(ENTRY, script);
+  const bare = { PATH: '/usr/bin:/bin' };
+  for (const [agent, out] of [['gemini', '{}\n'], ['cursor', '{}\n'], ['claude', ''], ['codex', ''], ['copilot', '']]) {
+    const r = await hook(box, agent, 'post', JSON.stringify({ session_id: 's', cwd: box.ws }), { script, env: bare });
+    t.is(r.code, 0);
+    t.is(r.stdout, out, agent);
+    t.is(r.stderr, '');
+  }
+  t.false(existsSync(box.store), 'nothing ran');
+
+  // The store root sits below a regular file: it can never be created.
+  const blocker = path.join(box.base, 'not-a-dir');
+  writeFileSync(blocker, '');
+  const noStore = await hook(box, 'gemini', 'post', { session_id: 's', cwd: box.ws }, { env: { GIT_CKPT_HOME: path.join(blocker, 'store'), TMPDIR: box.base } });
+  t.is(noStore.code, 0);
+  t.is(noStore.stdout, '{}\n');
+  t.regex(readFileSync(path.join(box.base, 'git-ckpt-hook.log'), 'utf8'), /no checkpoint: cannot create store/);
+
+  // A store whose ledger cannot be written (a directory in its place).
+  await ckptJson(box, ['snapshot']);
+  rmSync(path.join(storeDir(box), 'ledger.jsonl'));
+  mkdirSync(path.join(storeDir(box), 'ledger.jsonl'));
+  write(box, 'a.txt', '2\n');
+  const broken = await hook(box, 'claude', 'post', { session_id: 's', cwd: box.ws });
+  t.is(broken.code, 0);
+  t.is(broken.stdout, '');
+  t.is(broken.stderr, '');
+  t.regex(hookLog(box), /no checkpoint: /);
+});
+
+test('16 parallel hook processes for one change set, and Claude hooks double-fired by Cursor: one checkpoint per real change', async (t) => {
+  const box = sandbox();
+  write(box, 'base.txt', 'base\n');
+  await ckptJson(box, ['snapshot']);
+  const before = ledgerLines(box).length;
+  for (let i = 0; i < 16; i++) write(box, `agent-${i}.txt`, `${i}\n`);
+  const runs = await Promise.all(
+    Array.from({ length: 16 }, (_, i) => hook(box, 'claude', 'post', { session_id: 'par', prompt_id: 'p1', cwd: box.ws, tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_use_id: `toolu_${i}` })),
+  );
+  for (const r of runs) {
+    t.is(r.code, 0);
+    t.is(r.stdout, '');
+  }
+  const records = ledgerLines(box);
+  t.is(records.length, before + 1, 'the first hook captured all 16 files; the others found nothing new');
+  for (let i = 1; i < records.length; i++) t.is(records[i].parent, records[i - 1].id);
+  const tree = lsTree(box, records.at(-1).id);
+  for (let i = 0; i < 16; i++) t.true(tree.has(`agent-${i}.txt`));
+
+  // Cursor runs its own hook and the one in .claude/settings.json for the same tool call.
+  write(box, 'edit.txt', 'one change\n');
+  const payload = { conversation_id: 'c1', generation_id: 'g1', tool_name: 'Write', tool_input: { file_path: 'edit.txt' }, tool_use_id: 'tu_1', cwd: box.ws, workspace_roots: [box.ws] };
+  const both = await Promise.all([hook(box, 'cursor', 'post', payload), hook(box, 'claude', 'post', payload)]);
+  t.deepEqual(both.map((r) => r.code), [0, 0]);
+  t.is(ledgerLines(box).length, before + 2);
+  t.is(ledgerLines(box).at(-1).session, 'c1');
+});
+
+test('the hook gives up cleanly when the lock stays busy past its budget, and logs it', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  await ckptJson(box, ['snapshot']);
+  // A live process holds the workspace lock.
+  const store = storeDir(box);
+  const sleeper = spawn('sleep', ['30']);
+  writeFileSync(path.join(store, 'lock'), JSON.stringify({ pid: sleeper.pid, host: (await import('node:os')).hostname(), time: Date.now() }));
+  try {
+    writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 1500ms\n', { flag: 'a' });
+    write(box, 'a.txt', '2\n');
+    const started = Date.now();
+    const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
+    const took = Date.now() - started;
+    t.is(r.code, 0);
+    t.is(r.stdout, '');
+    t.true(took < 6000, `gave up after ${took} ms`);
+    t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
+  } finally {
+    sleeper.kill();
+    rmSync(path.join(store, 'lock'), { force: true });
+  }
+});
+
+test('turns and steps: agent ids where given, counters where not; turn:N addresses the state before turn N', async (t) => {
+  let state = payloads.emptySessionState();
+  const seen = [];
+  for (const e of [
+    { phase: 'session-start', turnKey: null, callId: null },
+    { phase: 'turn-start', turnKey: null, callId: null },
+    { phase: 'pre', turnKey: null, callId: null },
+    { phase: 'post', turnKey: null, callId: null },
+    { phase: 'post', turnKey: null, callId: null },
+    { phase: 'turn-end', turnKey: null, callId: null },
+    { phase: 'post', turnKey: null, callId: null }, // no turn-start hook: the first call after a turn-end opens turn 3
+    { phase: 'pre', turnKey: 'p9', callId: 'a' },
+    { phase: 'pre', turnKey: 'p9', callId: 'b' },
+    { phase: 'post', turnKey: 'p9', callId: 'a' },
+    { phase: 'post', turnKey: 'p9', callId: 'b' },
+  ]) {
+    const n = payloads.numberEvent(state, e);
+    state = n.state;
+    seen.push([n.turn, n.step]);
+  }
+  t.deepEqual(seen, [[0, null], [1, null], [1, 1], [1, 1], [1, 2], [1, null], [2, 1], [3, 1], [3, 2], [3, 1], [3, 2]]);
+
+  const rec = (id, session, turn, kind, phase, parent) => ({ id, session, turn, kind, phase, parent });
+  const records = [
+    rec('a1', 's1', null, 'turn', 'session-start', null),
+    rec('a2', 's1', 1, 'post', 'post', 'a1'),
+    rec('a3', 's1', 2, 'post', 'post', 'a2'),
+    rec('a4', 's2', 1, 'pre', 'pre', 'a3'),
+    rec('a5', 's1', 4, 'turn', 'turn-start', 'a4'),
+  ];
+  t.is(address.resolveBeforeTurn(records, 1, 's1').id, 'a1', 'a turn opened by a post: the state before is its parent');
+  t.is(address.resolveBeforeTurn(records, 2, 's1').id, 'a2');
+  t.is(address.resolveBeforeTurn(records, 3, 's1').id, 'a5', 'a turn with no checkpoint: reached through the next one');
+  t.is(address.resolveBeforeTurn(records, 1).id, 'a1', 'default session: the most recent one (s1)');
+  t.is(address.resolveBeforeTurn(records, 1, 's2').id, 'a4', 'a turn opened by a pre: that checkpoint holds the state before');
+  t.throws(() => address.resolveBeforeTurn(records, 9, 's1'), { message: /no turn 9 of session s1 \(its last turn is 4\)/ });
+  t.throws(() => address.resolveAddress(records, 'turn:1@zz'), { message: /unknown session/ });
+  t.is(address.resolveAddress(records, 'turn:2@s1').id, 'a2');
+  t.throws(() => address.parseAddress('turn:0'), { message: /count from 1/ });
+});
+
+test('log --session (prefix) and --turn filter; show names agent, call and input', async (t) => {
+  const box = sandbox();
+  const send = (prompt, file, id) => {
+    write(box, file, `${prompt}\n`);
+    return hook(box, 'claude', 'post', { session_id: 'sess-42-abcdef', prompt_id: prompt, cwd: box.ws, tool_name: 'Edit', tool_input: { file_path: path.join(box.ws, file) }, tool_use_id: id });
+  };
+  await send('p1', 'one.txt', 't1');
+  await send('p2', 'two.txt', 't2');
+  await send('p2', 'three.txt', 't3');
+  const turn2 = await ckptJson(box, ['log', '--session', 'sess-42', '--turn', '2']);
+  t.deepEqual(turn2.map((r) => r.input), ['three.txt', 'two.txt']);
+  const human = await ckpt(box, ['log']);
+  t.regex(human.stdout, /── session sess-42-abcdef \(claude\) · turn 2 \(before it: turn:2@sess-42-\) ──/);
+  const show = await ckpt(box, ['show', 'latest']);
+  t.regex(show.stdout, /Agent: {3}claude \(post\) {2}Call: t3/);
+  t.regex(show.stdout, /Input: {3}three\.txt/);
+  t.is((await ckpt(box, ['log', '--session', 'nope'])).code, 1);
+});
+
+test('hooks install: merges into existing configs with other hooks, is idempotent, keeps a backup; uninstall gives back the rest', async (t) => {
+  const box = sandbox();
+  const existing = {
+    claude: ['.claude/settings.json', { model: 'opus', hooks: { PostToolUse: [{ matcher: 'Edit', hooks: [{ type: 'command', command: 'prettier --write' }] }], Notification: [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }] } }],
+    codex: ['.codex/hooks.json', { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'say done' }] }] } }],
+    gemini: ['.gemini/settings.json', { general: { vimMode: true }, hooks: { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ name: 'guard', type: 'command', command: 'guard.sh', timeout: 5000 }] }] } }],
+    cursor: ['.cursor/hooks.json', { version: 1, hooks: { afterFileEdit: [{ command: './fmt.sh' }], postToolUse: [{ command: './audit.sh', timeout: 5 }] } }],
+    copilot: ['.github/hooks/git-ckpt.json', undefined],
+  };
+  for (const [agent, [rel, config]] of Object.entries(existing)) {
+    const file = path.join(box.ws, rel);
+    if (config) write(box, rel, `${JSON.stringify(config, null, 2)}\n`);
+    const r = await ckpt(box, ['hooks', 'install', '--agent', agent, '--json']);
+    t.is(r.code, 0, r.stderr);
+    const [result] = JSON.parse(r.stdout);
+    t.true(result.changed);
+    t.is(result.events.length, install.AGENT_SPECS[agent].events.length);
+    const merged = JSON.parse(readFileSync(file, 'utf8'));
+    if (config) {
+      t.deepEqual(JSON.parse(readFileSync(`${file}.git-ckpt.bak`, 'utf8')), config, `${agent}: backup of the previous content`);
+      t.deepEqual(install.removeHooks(merged, agent), { ...config }, `${agent}: every other setting and hook kept`);
+    }
+    const bytes = readFileSync(file);
+    const again = JSON.parse((await ckpt(box, ['hooks', 'install', '--agent', agent, '--json'])).stdout)[0];
+    t.false(again.changed);
+    t.deepEqual(readFileSync(file), bytes, `${agent}: installing twice adds nothing`);
+    // The installed command runs the real entry script and stays neutral.
+    const wired = install.wiredEvents(merged, agent);
+    t.true(wired.length > 0);
+    const off = await ckpt(box, ['hooks', 'uninstall', '--agent', agent]);
+    t.is(off.code, 0);
+    if (config) t.deepEqual(JSON.parse(readFileSync(file, 'utf8')), config, `${agent}: uninstall leaves the rest as it was`);
+    else t.false(existsSync(file), 'our own file goes away when empty');
+  }
+  const status = JSON.parse((await ckpt(box, ['hooks', 'status', '--json'])).stdout);
+  t.is(status.length, 10);
+  t.true(status.every((s) => s.state === 'not wired'));
+  await ckpt(box, ['hooks', 'install', '--agent', 'claude,gemini']);
+  const after = JSON.parse((await ckpt(box, ['hooks', 'status', '--scope', 'project', '--json'])).stdout);
+  t.deepEqual(after.filter((s) => s.state === 'wired').map((s) => s.agent), ['claude', 'gemini']);
+});
+
+test('hooks install refuses a config it cannot parse and leaves it untouched; user scope writes under HOME', async (t) => {
+  const box = sandbox();
+  write(box, '.claude/settings.json', '{ "hooks": { broken');
+  const r = await ckpt(box, ['hooks', 'install', '--agent', 'claude']);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^git-ckpt: cannot parse .*settings\.json .*left untouched\n$/);
+  t.is(readFileSync(path.join(box.ws, '.claude/settings.json'), 'utf8'), '{ "hooks": { broken');
+  write(box, '.gemini/settings.json', '{"hooks": []}');
+  t.regex((await ckpt(box, ['hooks', 'install', '--agent', 'gemini'])).stderr, /"hooks" is not an object; left untouched/);
+  const user = await ckpt(box, ['hooks', 'install', '--agent', 'codex', '--scope', 'user']);
+  t.is(user.code, 0, user.stderr);
+  t.true(existsSync(path.join(box.home, '.codex/hooks.json')));
+  t.is((await ckpt(box, ['hooks', 'install', '--agent', 'nobody'])).code, 2);
+});
+
+test('the shipped snippets are exactly what the installer merges, and an installed command runs the entry script', async (t) => {
+  for (const agent of install.HOOK_AGENTS) {
+    const shipped = JSON.parse(readFileSync(path.join(ROOT, 'hooks', `${agent}.json`), 'utf8'));
+    t.deepEqual(shipped, install.mergeHooks({}, agent, '/path/to/git-ckpt/hooks/git-ckpt-hook'), agent);
+  }
+  const box = sandbox();
+  write(box, 'x.txt', 'x\n');
+  const command = install.hookCommand(ENTRY, 'gemini', 'post');
+  const r = spawnSync('sh', ['-c', command], { cwd: box.ws, env: box.env, input: JSON.stringify({ session_id: 'g', cwd: box.ws }), encoding: 'utf8' });
+  t.is(r.status, 0);
+  t.is(r.stdout, '{}\n');
+  t.is(ledgerLines(box).at(-1).session, 'g');
+  const gone = spawnSync('sh', ['-c', install.hookCommand('/nonexistent/git-ckpt-hook', 'gemini', 'post')], { input: '{}', encoding: 'utf8' });
+  t.is(gone.status, 0);
+  t.is(gone.stdout, '');
+  t.is(gone.stderr, '');
+});
+
+test('end to end: a scripted agent session with shell edits, rewound to before turn 2 in one command, every byte checked', async (t) => {
+  const box = sandbox({ git: false });
+  const gitState = () => treeState(path.join(box.ws, '.git'));
+  const r = spawnSync('sh', [path.join(ROOT, 'bench', 'agent-session.sh'), box.ws], { env: box.env, encoding: 'utf8' });
+  t.is(r.status, 0, r.stderr);
+  t.regex(r.stdout, /rewound to before turn 2, every byte checked/);
+  const records = ledgerLines(box);
+  t.true(records.some((rec) => rec.kind === 'restore'));
+  t.deepEqual([...new Set(records.filter((rec) => rec.session).map((rec) => rec.turn))].filter((n) => n !== null), [1, 2, 3]);
+  // The session's own git repository was never touched by any of it.
+  const before = gitState();
+  await ckpt(box, ['undo']);
+  t.is(gitState(), before);
+});

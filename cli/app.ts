@@ -8,7 +8,10 @@ import { hideBin } from 'yargs/helpers';
 import { isCkptError } from '../lib/errors.js';
 import { diffCommand } from './diff.js';
 import { initCommand } from './init.js';
+import { fsckCommand } from './fsck.js';
+import { gcCommand } from './gc.js';
 import { hookCommand } from './hook.js';
+import { storesCommand } from './stores.js';
 import { hooksCommand } from './hooks.js';
 import { logCommand } from './log.js';
 import { restoreCommand } from './restore.js';
@@ -58,6 +61,9 @@ async function main(): Promise<void> {
     .command(undoCommand)
     .command(hookCommand)
     .command(hooksCommand)
+    .command(gcCommand)
+    .command(fsckCommand)
+    .command(storesCommand)
     .demandCommand(1, 'name a command (see git ckpt --help)')
     .strict()
     .parserConfiguration({ 'populate--': true })

@@ -14,12 +14,12 @@ interface LogArgs extends GlobalArgs {
   json?: boolean;
 }
 
-export function jsonRecord(r: CheckpointRecord): Record<string, unknown> {
-  return { ...r, degraded: false };
+export function jsonRecord(r: CheckpointRecord, degraded = false): Record<string, unknown> {
+  return { ...r, degraded };
 }
 
-function line(r: CheckpointRecord, oneline: boolean): string {
-  const who = [attribution(r), r.tool ?? '', dim(r.kind)].filter(Boolean).join(' ');
+function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined): string {
+  const who = [degraded ? yellow('⚠ degraded') : '', attribution(r), r.tool ?? '', dim(r.kind)].filter(Boolean).join(' ');
   if (oneline) return `${yellow(shortId(r.id))} ${who} ${statsText(r)} ${r.message || firstPaths(r)}`;
   return `${yellow(shortId(r.id))}  ${dim(relativeAge(r.time).padEnd(15))} ${who}  ${statsText(r)}  ${firstPaths(r)}${r.message ? `  ${cyan(r.message)}` : ''}`;
 }
@@ -43,14 +43,15 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
       .option('stat', { type: 'boolean', describe: 'list the changed paths of each checkpoint' })
       .option('json', { type: 'boolean', describe: 'print a JSON array of records' })
       .conflicts('session', 'all') as Argv<LogArgs>,
-  handler(argv) {
+  async handler(argv) {
     const ws = openWorkspace(argv);
     const limit = nonNegativeInt('n', argv.n);
     const turn = nonNegativeInt('turn', argv.turn);
     const { records, total, warnings } = ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
     warn(warnings);
+    const degraded = await ws.degraded();
     if (argv.json) {
-      printJson(records.map(jsonRecord));
+      printJson(records.map((r) => jsonRecord(r, Boolean(degraded[r.id]))));
       return;
     }
     if (total === 0) {
@@ -66,12 +67,14 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
         process.stdout.write(`${dim(key)}\n`);
         group = key;
       }
-      process.stdout.write(`${line(r, Boolean(argv.oneline))}\n`);
+      process.stdout.write(`${line(r, Boolean(argv.oneline), degraded[r.id])}\n`);
       if (argv.stat) {
         for (const p of r.paths) process.stdout.write(`    ${p.status} ${p.path}\n`);
         if (r.changed > r.paths.length) process.stdout.write(`    … ${r.changed - r.paths.length} more\n`);
       }
     }
+    const count = Object.keys(degraded).length;
+    if (count) process.stdout.write(yellow(`${count} checkpoint(s) degraded: their objects are missing from the store (see git ckpt fsck)\n`));
     if (total > records.length) {
       const older = total - records.length;
       process.stdout.write(dim(`${older} older checkpoint${older === 1 ? '' : 's'}\n`));

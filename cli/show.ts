@@ -36,14 +36,15 @@ export const showCommand: CommandModule<GlobalArgs, ShowArgs> = {
     const ws = openWorkspace(argv);
     const format = diffFormat(argv, 'patch-with-stat');
     const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
-    const { record, diff } = await ws.show(String(address), { format, color: useColor && !argv.json });
+    const { record, diff, base } = await ws.show(String(address), { format, color: useColor && !argv.json });
     if (argv.json) {
-      printJson({ ...jsonRecord(record), diff });
+      printJson({ ...jsonRecord(record), diff, ...(base ? { base } : {}) });
       return;
     }
     const out: string[] = [];
     out.push(`${yellow(`checkpoint ${record.id}`)}`);
     if (record.parent) out.push(`Parent:  ${record.parent}`);
+    if (base) out.push(`Diff:    from ${base.id ?? 'nothing'} (${base.reason})`);
     out.push(`Date:    ${new Date(record.time).toISOString()} (${relativeAge(record.time)})`);
     out.push(`Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`);
     if (record.agent) out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);

@@ -23,7 +23,7 @@ export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
       `workspace:   ${report.workspace}${report.git ? '' : ' (not a git repository)'}`,
       `store:       ${report.store}`,
       `checkpoints: ${report.checkpoints} in ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}`,
-      `disk:        ${formatBytes(report.bytesOnDisk)}`,
+      `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
       `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
       `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
     ];

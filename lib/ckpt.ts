@@ -3,16 +3,19 @@
  * diff its checkpoints, and report its status. An agent harness can embed this
  * in-process; the CLI is a thin layer over it.
  */
-import { existsSync, readdirSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { resolveAddress, resolveSession } from './address.js';
+import { parseAddress, resolveAddress, resolveSession } from './address.js';
+import { fsckStore, rebuildLedger, type FsckReport, type RebuildReport } from './fsck.js';
+import { gcLocked, type GcOptions, type GcReport } from './gc.js';
+import { describeMissing, probeDegraded, type DegradedMap } from './probe.js';
 import { CkptError } from './errors.js';
 import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { git, type GitArg } from './runner.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
-import { initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
+import { dirSize, initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './workspace.js';
 import { hookMessage, kindForPhase, numberEvent, type HookEvent } from './hook-payload.js';
 import { updateSessionState } from './sessions.js';
@@ -46,6 +49,8 @@ export interface StatusReport {
   checkpoints: number;
   sessions: string[];
   bytesOnDisk: number;
+  /** The soft quota (ckpt.maxBytes) the store is held to by gc. */
+  maxBytes: number;
   latest: CheckpointRecord | null;
   /** Whether the workspace differs from the latest checkpoint (null when there is none). */
   dirty: boolean | null;
@@ -57,26 +62,6 @@ export interface StatusReport {
 export interface OpenOptions {
   /** Environment to read GIT_CKPT_HOME / XDG_STATE_HOME from (default: process.env). */
   env?: NodeJS.ProcessEnv;
-}
-
-function dirSize(dir: string): number {
-  let total = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const name of entries) {
-    const full = path.join(dir, name);
-    try {
-      const st = lstatSync(full);
-      total += st.isDirectory() ? dirSize(full) : st.size;
-    } catch {
-      /* vanished */
-    }
-  }
-  return total;
 }
 
 export class Workspace {
@@ -197,23 +182,74 @@ export class Workspace {
   }
 
   /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
-  restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
-    const target = this.resolve(address);
+  async restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
+    const target = await this.resolveChecked(address, !options.dryRun);
     return this.exclusive(async (paths, settings) => (await restoreModule()).restoreLocked(this.context(paths, settings), target, options));
   }
 
   /** Undo exactly one checkpoint's own change. */
-  revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
-    const target = this.resolve(address);
+  async revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
+    const target = await this.resolveChecked(address, !options.dryRun);
+    if (target.parent) {
+      const degraded = await this.degraded(!options.dryRun);
+      const known = this.ledger().records.some((r) => r.id === target.parent);
+      if (!known || degraded[target.parent]) {
+        throw new CkptError('degraded', `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`);
+      }
+    }
     return this.exclusive(async (paths, settings) => (await restoreModule()).revertLocked(this.context(paths, settings), target, options));
   }
 
   /** Reverse the last restore, revert or undo (so repeating it redoes). */
-  undo(options: UndoOptions = {}): Promise<OperationReport> {
+  async undo(options: UndoOptions = {}): Promise<OperationReport> {
+    const degraded = await this.degraded(!options.dryRun);
     return this.exclusive(async (paths, settings) => {
       const { records, warnings } = this.ledger();
-      return (await restoreModule()).undoLocked(this.context(paths, settings), records, options, warnings.length);
+      const restore = await restoreModule();
+      const last = restore.lastOperation(records);
+      for (const id of last?.op ? [last.id, last.op.guard] : []) {
+        if (degraded[id]) throw new CkptError('degraded', `cannot undo: checkpoint ${id.slice(0, 10)} is degraded (${describeMissing(degraded[id])})`);
+      }
+      return restore.undoLocked(this.context(paths, settings), records, options, warnings.length);
     });
+  }
+
+  /** Degraded checkpoints (commit or root tree missing), from the cached probe. */
+  async degraded(writeCache = true): Promise<DegradedMap> {
+    if (!this.storePaths) return {};
+    return probeDegraded(this.storePaths, this.ledger().records, writeCache);
+  }
+
+  /**
+   * Resolve an address, minding degraded checkpoints: `latest`, `latest~N` and
+   * `turn:N` skip them; one named explicitly is an error that says what is missing.
+   */
+  async resolveChecked(address: string, writeCache = true): Promise<CheckpointRecord> {
+    const parsed = parseAddress(address);
+    const { records } = this.ledger();
+    const degraded = this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {};
+    if (parsed.kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
+    const record = resolveAddress(records, address);
+    const missing = degraded[record.id];
+    if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
+    return record;
+  }
+
+  /** Apply the retention policy and reclaim space (see gc.ts). */
+  gc(options: GcOptions = {}): Promise<GcReport> {
+    return this.exclusive(async (paths, settings) => gcLocked({ paths, settings }, options));
+  }
+
+  /** A deep check of the store. */
+  fsck(): Promise<FsckReport> {
+    if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
+    return this.exclusive(async (paths) => fsckStore(paths));
+  }
+
+  /** Recover the ledger from the checkpoint commits' trailers. */
+  rebuildLedger(): Promise<RebuildReport> {
+    if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
+    return this.exclusive(async (paths) => rebuildLedger(paths));
   }
 
   /** Finish or roll back an interrupted restore, revert or undo. */
@@ -240,7 +276,7 @@ export class Workspace {
     return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings };
   }
 
-  /** Resolve an address (hex prefix, latest, latest~N) to a checkpoint. */
+  /** Resolve an address against the ledger alone (no degraded check; see resolveChecked). */
   resolve(address: string): CheckpointRecord {
     return resolveAddress(this.ledger().records, address);
   }
@@ -276,13 +312,28 @@ export class Workspace {
     return stdout.toString('utf8');
   }
 
-  /** A checkpoint's own change: git's diff from its parent. */
-  async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string }> {
-    const record = this.resolve(address);
-    const parentTree = record.parent ? (this.ledger().records.find((r) => r.id === record.parent)?.tree ?? null) : EMPTY_TREE;
-    const from = parentTree ?? (record.parent as string);
+  /**
+   * A checkpoint's own change: git's diff from its parent. When gc dropped the
+   * parent (or it is degraded), the diff is from the nearest older checkpoint
+   * still whole, and `base` says so.
+   */
+  async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
+    const record = await this.resolveChecked(address);
+    const { records } = this.ledger();
+    const degraded = await this.degraded();
+    let from = EMPTY_TREE;
+    let base: { id: string | null; reason: string } | undefined;
+    if (record.parent) {
+      const parent = records.find((r) => r.id === record.parent);
+      if (parent && !degraded[parent.id]) from = parent.tree;
+      else {
+        const older = records.slice(0, Math.max(0, records.findIndex((r) => r.id === record.id))).reverse().find((r) => !degraded[r.id]);
+        from = older?.tree ?? EMPTY_TREE;
+        base = { id: older?.id ?? null, reason: `its parent ${record.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}` };
+      }
+    }
     const diff = await this.diffTrees(from, record.id, options.format ?? 'patch-with-stat', options.color ?? false);
-    return { record, diff };
+    return { record, diff, ...(base ? { base } : {}) };
   }
 
   /**
@@ -291,9 +342,9 @@ export class Workspace {
    * files show up too.
    */
   async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
-    const from = this.resolve(options.from ?? 'latest');
+    const from = await this.resolveChecked(options.from ?? 'latest');
     let to: string;
-    if (options.to !== undefined) to = this.resolve(options.to).id;
+    if (options.to !== undefined) to = (await this.resolveChecked(options.to)).id;
     else to = await this.captureLiveTree();
     return this.diffTrees(from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
   }
@@ -319,6 +370,7 @@ export class Workspace {
       checkpoints: records.length,
       sessions: [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))],
       bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
+      maxBytes: this.storePaths ? (await this.settings()).maxBytes : DEFAULT_SETTINGS.maxBytes,
       latest,
       dirty,
       interrupted,

@@ -1,6 +1,6 @@
 /**
  * Typed errors with stable codes. The CLI maps them to exit codes in one place
- * (cli/main.ts); library callers can branch on `code` instead of message text.
+ * (cli/app.ts); library callers can branch on `code` instead of message text.
  */
 export type ErrorCode =
   | 'usage' // malformed invocation: exit 2
@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'budget' // snapshot time budget ran out (progress is kept)
   | 'git' // a git child process failed
   | 'refused' // the runner refused a git call (verb or argument)
-  | 'nothing'; // an operation that needs a checkpoint found none
+  | 'nothing' // an operation that needs a checkpoint found none
+  | 'degraded'; // a checkpoint named explicitly has lost objects
 
 export class CkptError extends Error {
   readonly code: ErrorCode;

@@ -28,6 +28,7 @@ const ALLOWED_VERBS = new Set([
   'prune-packed',
   'count-objects',
   'hash-object',
+  'rev-list',
 ]);
 
 /** GIT_CKPT_TRACE=1 prints every git call with its duration on stderr, like GIT_TRACE. */

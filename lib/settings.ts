@@ -23,6 +23,10 @@ export interface Settings {
   lockTimeoutMs: number;
   /** Wall-clock budget of one agent hook, waiting for the lock included (ms); below every agent's hook timeout. */
   hookBudgetMs: number;
+  /** Retention: checkpoints kept per session, the age past which they go (ms), and the store's soft quota (bytes). */
+  keep: number;
+  maxAgeMs: number;
+  maxBytes: number;
 }
 
 export const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
@@ -37,6 +41,9 @@ export const DEFAULT_SETTINGS: Settings = {
   timeBudgetMs: 15_000,
   lockTimeoutMs: 30_000,
   hookBudgetMs: 10_000,
+  keep: 500,
+  maxAgeMs: 30 * 24 * 3600 * 1000,
+  maxBytes: 2 * 1024 ** 3,
 };
 
 /** git's integer syntax: an optional k, m or g suffix, powers of 1024. */
@@ -47,11 +54,11 @@ export function parseGitSize(key: string, value: string): number {
   return Number(match[1]) * unit;
 }
 
-/** A duration: `1500ms`, `15s`, `2m`, or a bare number of seconds. */
+/** A duration: `1500ms`, `15s`, `2m`, `12h`, `30d`, or a bare number of seconds. */
 export function parseDuration(key: string, value: string): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(value);
-  if (!match) throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms or 2m)`);
-  const unit = { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm'];
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
+  if (!match) throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms, 2m, 12h or 30d)`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm' | 'h' | 'd'];
   return Math.round(Number(match[1]) * unit);
 }
 
@@ -83,6 +90,15 @@ export function settingsFromConfigList(listing: string): Settings {
         break;
       case 'locktimeout':
         settings.lockTimeoutMs = parseDuration('lockTimeout', value);
+        break;
+      case 'keep':
+        settings.keep = Math.max(1, parseGitSize('keep', value));
+        break;
+      case 'maxage':
+        settings.maxAgeMs = parseDuration('maxAge', value);
+        break;
+      case 'maxbytes':
+        settings.maxBytes = parseGitSize('maxBytes', value);
         break;
       case 'hookbudget':
         settings.hookBudgetMs = Math.min(HOOK_BUDGET_CAP_MS, parseDuration('hookBudget', value));

@@ -6,12 +6,18 @@
  * pack (core.bigFileThreshold), so a first snapshot never leaves tens of thousands
  * of loose objects behind.
  */
+import { spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { planRetention } from './retention.js';
+import { probeDegraded } from './probe.js';
 import path from 'node:path';
 import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, NO_SECRETS, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
-import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type OperationInfo, type SkippedPath } from './ledger.js';
+import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type OperationInfo, type SkippedPath } from './ledger.js';
 import { TMP_PREFIX } from './paths.js';
+import { findDebris, keepAllPacks, looseObjects } from './objects.js';
+export { looseObjects };
 import { git, splitZ, type GitCall } from './runner.js';
 import type { Settings } from './settings.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
@@ -78,8 +84,42 @@ const PACK_BATCH_MIN = 64;
 const MAX_DIR_UNIT = 500;
 /** Fold files into directory pathspecs only from this many staged paths on (git matches pathspecs linearly). */
 const FOLD_MIN_PATHS = 1000;
+/** Consider a background gc every this many new checkpoints. */
+const AUTO_GC_EVERY = 200;
 /** Pack loose objects once roughly this many have accumulated. */
 const LOOSE_PACK_THRESHOLD = 1000;
+
+/**
+ * Start `git ckpt gc --auto` in the background when the retention policy has
+ * something to drop or the store is over its quota. Checked every
+ * AUTO_GC_EVERY checkpoints, and cheap: the pack folder's sizes and a parse of
+ * the ledger. The gc waits for this snapshot's lock, so the hook never waits for it.
+ */
+function maybeStartBackgroundGc(ctx: SnapshotContext): void {
+  try {
+    const { records } = readLedger(ctx.paths.ledger);
+    let bytes = 0;
+    const dir = path.join(ctx.paths.gitDir, 'objects', 'pack');
+    for (const name of readdirSync(dir)) bytes += statSync(path.join(dir, name)).size;
+    const { settings } = ctx;
+    const plan = planRetention({ records, now: Date.now(), policy: { keep: settings.keep, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes }, storeBytes: bytes });
+    if (plan.drop.length === 0 && bytes <= settings.maxBytes) return;
+    const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'main.js');
+    const child = spawn(process.execPath, [cli, '-C', ctx.location.root, 'gc', '--auto'], { detached: true, stdio: 'ignore', env: process.env });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    /* housekeeping only: the next check tries again */
+  }
+}
+
+/** The newest checkpoint whose commit object still exists, or null. */
+async function newestIntactParent(ctx: SnapshotContext): Promise<string | null> {
+  const { records } = readLedger(ctx.paths.ledger);
+  const degraded = await probeDegraded(ctx.paths, records);
+  for (let i = records.length - 1; i >= 0; i--) if (degraded[records[i]!.id] !== 'commit') return records[i]!.id;
+  return null;
+}
 
 export interface SnapshotContext {
   location: WorkspaceLocation;
@@ -160,30 +200,7 @@ export function syncExcludes(location: WorkspaceLocation, paths: StorePaths, rea
 
 /** Remove what a killed git child leaves behind. Only called while holding the workspace lock. */
 export function removeGitDebris(paths: StorePaths): void {
-  rmSync(`${paths.indexFile}.lock`, { force: true });
-  const objects = path.join(paths.gitDir, 'objects');
-  const packDir = path.join(objects, 'pack');
-  try {
-    for (const name of readdirSync(packDir)) {
-      if (name.startsWith('tmp_') || name.startsWith('.tmp-')) rmSync(path.join(packDir, name), { force: true });
-    }
-  } catch {
-    /* no pack dir yet */
-  }
-  try {
-    for (const name of readdirSync(objects)) {
-      if (name.startsWith('tmp_objdir') || name.startsWith('incoming-')) {
-        rmSync(path.join(objects, name), { recursive: true, force: true });
-        continue;
-      }
-      if (!/^[0-9a-f]{2}$/.test(name)) continue;
-      for (const inner of readdirSync(path.join(objects, name))) {
-        if (inner.startsWith('tmp_obj_')) rmSync(path.join(objects, name, inner), { force: true });
-      }
-    }
-  } catch {
-    /* no objects dir */
-  }
+  for (const file of findDebris(paths, false)) rmSync(file, { recursive: true, force: true });
 }
 
 async function scanWorkspace(ctx: SnapshotContext, directoryMode: boolean, signal: AbortSignal): Promise<ScanResult> {
@@ -432,6 +449,8 @@ export function changedDirectories(changes: ChangedPath[]): number {
 interface PackState {
   /** Roughly how many loose objects snapshots have written since the last packing. */
   looseEstimate: number;
+  /** Checkpoints created since gc last ran or was considered. */
+  sinceGc: number;
 }
 
 function packStateFile(paths: StorePaths): string {
@@ -440,46 +459,28 @@ function packStateFile(paths: StorePaths): string {
 
 function readPackState(paths: StorePaths): PackState {
   try {
-    const state = JSON.parse(readFileSync(packStateFile(paths), 'utf8')) as PackState;
-    if (Number.isFinite(state.looseEstimate)) return { looseEstimate: state.looseEstimate };
+    const state = JSON.parse(readFileSync(packStateFile(paths), 'utf8')) as Partial<PackState>;
+    if (Number.isFinite(state.looseEstimate)) return { looseEstimate: state.looseEstimate!, sinceGc: Number.isFinite(state.sinceGc) ? state.sinceGc! : 0 };
   } catch {
     /* none yet */
   }
-  return { looseEstimate: 0 };
-}
-
-/** Every loose object id in the shadow repository (one readdir per fan-out folder). */
-export function looseObjects(gitDir: string): string[] {
-  const objects = path.join(gitDir, 'objects');
-  const ids: string[] = [];
-  let fanout: string[];
-  try {
-    fanout = readdirSync(objects);
-  } catch {
-    return ids;
-  }
-  for (const dir of fanout) {
-    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of readdirSync(path.join(objects, dir))) {
-      if (/^[0-9a-f]{38}$|^[0-9a-f]{62}$/.test(name)) ids.push(dir + name);
-    }
-  }
-  return ids;
+  return { looseEstimate: 0, sinceGc: 0 };
 }
 
 /**
  * Pack the loose objects into one pack and drop the loose copies: thousands of
  * loose trees cost a disk block each, the same content packed costs a fraction.
  */
-async function packLooseObjects(ctx: SnapshotContext, signal: AbortSignal): Promise<void> {
+async function packLooseObjects(ctx: SnapshotContext, state: PackState, signal: AbortSignal): Promise<void> {
   const ids = looseObjects(ctx.paths.gitDir);
   if (ids.length) {
     const packDir = path.join(ctx.paths.gitDir, 'objects', 'pack');
     mkdirSync(packDir, { recursive: true });
     await git({ verb: 'pack-objects', args: ['-q', { literal: 'pack' }], gitDir: ctx.paths.gitDir, cwd: packDir, input: `${ids.join('\n')}\n`, signal });
+    keepAllPacks(ctx.paths.gitDir);
     await git({ verb: 'prune-packed', args: ['-q'], gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir, signal });
   }
-  writeFileAtomic(packStateFile(ctx.paths), JSON.stringify({ looseEstimate: 0 }));
+  writeFileAtomic(packStateFile(ctx.paths), JSON.stringify({ ...state, looseEstimate: 0 }));
 }
 
 /**
@@ -605,18 +606,35 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     meta.bytes = [...diff.added, ...diff.modified].reduce((sum, p) => sum + (plan.sizes.get(p) ?? 0), 0);
     meta.paths = diff.changes.slice(0, PATHS_KEPT);
     meta.changed = diff.changes.length;
-    const { stdout } = await git(gitCall(ctx, { verb: 'commit-tree', args: commitArgs, input: commitMessage(meta), env: identity, signal }));
-    const id = stdout.toString('utf8').trim();
-    const record: CheckpointRecord = { v: LEDGER_SCHEMA, id, parent: latest?.id ?? null, tree, ...meta };
+    let parent = latest?.id ?? null;
+    let committed;
+    try {
+      committed = await git(gitCall(ctx, { verb: 'commit-tree', args: commitArgs, input: commitMessage(meta), env: identity, signal }));
+    } catch (err) {
+      if (!latest || signal.aborted) throw err;
+      // The latest checkpoint lost its commit (a damaged store): chain to the newest one still whole.
+      parent = await newestIntactParent(ctx);
+      const args: GitCall['args'] = [{ oid: tree }, ...(parent ? ['-p', { oid: parent }] : [])];
+      committed = await git(gitCall(ctx, { verb: 'commit-tree', args, input: commitMessage(meta), env: identity, signal }));
+    }
+    const id = committed.stdout.toString('utf8').trim();
+    const record: CheckpointRecord = { v: LEDGER_SCHEMA, id, parent, tree, ...meta };
     appendRecord(ctx.paths.ledger, record);
     writeStamp(ctx.paths, tree);
 
+    // Packs written by this snapshot's batches are marked .keep at once, so no git command ever drops them.
+    if (total >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths.gitDir);
     const packState = readPackState(ctx.paths);
     // New loose objects: blobs of small batches, one tree per directory on a changed path, the commit.
     packState.looseEstimate += (total < PACK_BATCH_MIN ? total : 0) + changedDirectories(diff.changes) + 1;
+    packState.sinceGc += 1;
+    if (packState.sinceGc >= AUTO_GC_EVERY) {
+      packState.sinceGc = 0;
+      maybeStartBackgroundGc(ctx);
+    }
     if (packState.looseEstimate >= LOOSE_PACK_THRESHOLD) {
       // Housekeeping: a failure here leaves loose objects, never a broken checkpoint.
-      await packLooseObjects(ctx, signal).catch(() => writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState)));
+      await packLooseObjects(ctx, packState, signal).catch(() => writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState)));
     } else {
       writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState));
     }

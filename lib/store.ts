@@ -11,7 +11,7 @@
  *     lock            cross-process lock
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, chmodSync, readdirSync, lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { CkptError } from './errors.js';
@@ -157,4 +157,25 @@ export async function initShadowRepo(paths: StorePaths): Promise<void> {
   writeFileSync(path.join(tmp, 'info', 'attributes'), SHADOW_ATTRIBUTES);
   writeFileSync(path.join(tmp, 'info', 'exclude'), '');
   renameSync(tmp, paths.gitDir);
+}
+
+/** Bytes of every file below a folder (apparent size; symlinks not followed). */
+export function dirSize(dir: string): number {
+  let total = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of entries) {
+    const full = path.join(dir, name);
+    try {
+      const st = lstatSync(full);
+      total += st.isDirectory() ? dirSize(full) : st.size;
+    } catch {
+      /* vanished */
+    }
+  }
+  return total;
 }

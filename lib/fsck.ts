@@ -1,0 +1,192 @@
+/**
+ * fsck: a deep look at a store. Degraded checkpoints (any object of theirs
+ * missing, not just the commit and root tree the quick probe checks), orphan
+ * objects (in the store, needed by no checkpoint and not by the shadow index),
+ * the store's size, and ledger lines that could not be read.
+ *
+ * `--rebuild-ledger` recovers the ledger from the checkpoint commits
+ * themselves: every commit carries its metadata as `Ckpt-*` trailers.
+ */
+import { copyFileSync, existsSync } from 'node:fs';
+import { CHECKPOINT_AUTHOR } from './snapshot.js';
+import { LEDGER_SCHEMA, OPERATION_KINDS, readLedger, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
+import { git, isObjectId, splitZ } from './runner.js';
+import { dirSize, writeFileAtomic, type StorePaths } from './store.js';
+
+export interface FsckReport {
+  checkpoints: number;
+  /** Ids of degraded checkpoints, oldest first; empty when none. */
+  degraded: string[];
+  /** For each degraded checkpoint, the missing objects (first few). */
+  missing: Record<string, string[]>;
+  orphans: number;
+  storeBytes: number;
+  unreadableLines: string[];
+}
+
+async function allObjects(paths: StorePaths): Promise<Map<string, string>> {
+  const { stdout } = await git({ verb: 'cat-file', args: ['--batch-all-objects', '--batch-check=%(objectname) %(objecttype)'], gitDir: paths.gitDir, cwd: paths.dir });
+  const types = new Map<string, string>();
+  for (const line of stdout.toString('utf8').split('\n')) {
+    const [id, type] = line.split(' ');
+    if (id && type) types.set(id, type);
+  }
+  return types;
+}
+
+async function reachable(paths: StorePaths, ids: readonly string[]): Promise<{ found: Set<string>; missing: Set<string> }> {
+  const found = new Set<string>();
+  const missing = new Set<string>();
+  if (ids.length === 0) return { found, missing };
+  const { stdout } = await git({ verb: 'rev-list', args: ['--objects', '--no-walk', '--missing=print', '--stdin'], gitDir: paths.gitDir, cwd: paths.dir, input: `${ids.join('\n')}\n`, okCodes: [128] });
+  for (const line of stdout.toString('utf8').split('\n')) {
+    const id = line.split(' ')[0]!;
+    if (id.startsWith('?')) missing.add(id.slice(1));
+    else if (id) found.add(id);
+  }
+  return { found, missing };
+}
+
+export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, string>): Promise<FsckReport> {
+  const { records, warnings } = readLedger(paths.ledger);
+  const objects = objectsPresent ?? (await allObjects(paths));
+  const missing: Record<string, string[]> = {};
+  for (const r of records) {
+    if (!objects.has(r.id)) missing[r.id] = [r.id];
+    else if (!objects.has(r.tree)) missing[r.id] = [r.tree];
+  }
+  const intact = records.filter((r) => !missing[r.id]);
+  const all = await reachable(paths, intact.map((r) => r.id));
+  if (all.missing.size) {
+    // Something deeper is gone: find whose, one checkpoint at a time (only in a damaged store).
+    for (const r of intact) {
+      const one = await reachable(paths, [r.id]);
+      if (one.missing.size) missing[r.id] = [...one.missing].slice(0, 5);
+    }
+  }
+  const index = await git({ verb: 'ls-files', args: ['-s', '-z'], gitDir: paths.gitDir, indexFile: paths.indexFile, cwd: paths.dir, okCodes: [128] });
+  for (const entry of splitZ(index.stdout)) {
+    const m = /^\d{6} ([0-9a-f]{40,64}) /.exec(entry);
+    if (m) all.found.add(m[1]!);
+  }
+  let orphans = 0;
+  for (const id of objects.keys()) if (!all.found.has(id)) orphans++;
+  return {
+    checkpoints: records.length,
+    degraded: records.filter((r) => missing[r.id]).map((r) => r.id),
+    missing,
+    orphans,
+    storeBytes: dirSize(paths.dir),
+    unreadableLines: warnings,
+  };
+}
+
+/** Pure: a ledger record from a checkpoint commit's raw text, or undefined when it is not one of ours. */
+export function recordFromCommit(id: string, raw: string): CheckpointRecord | undefined {
+  const split = raw.indexOf('\n\n');
+  const header = split < 0 ? raw : raw.slice(0, split);
+  const body = split < 0 ? '' : raw.slice(split + 2);
+  let tree: string | undefined;
+  let parent: string | null = null;
+  let author = '';
+  for (const line of header.split('\n')) {
+    if (line.startsWith('tree ')) tree = line.slice(5);
+    else if (line.startsWith('parent ') && parent === null) parent = line.slice(7);
+    else if (line.startsWith('author ')) author = line;
+  }
+  if (!tree || !author.includes(`<${CHECKPOINT_AUTHOR.email}>`)) return undefined;
+  const trailers = new Map<string, string>();
+  for (const line of body.split('\n')) {
+    const m = /^Ckpt-([A-Za-z]+): (.*)$/.exec(line);
+    if (m) trailers.set(m[1]!, m[2]!);
+  }
+  const kind = trailers.get('Kind') as CheckpointKind | undefined;
+  const time = Number(trailers.get('Time'));
+  if (!kind || !Number.isFinite(time)) return undefined;
+  const int = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : null);
+  const stats = /^\+(\d+) ~(\d+) -(\d+)$/.exec(trailers.get('Stats') ?? '');
+  const record: CheckpointRecord = {
+    v: LEDGER_SCHEMA,
+    id,
+    parent,
+    tree,
+    time,
+    session: trailers.get('Session') ?? null,
+    turn: int(trailers.get('Turn')),
+    step: int(trailers.get('Step')),
+    tool: trailers.get('Tool') ?? null,
+    kind,
+    message: body.split('\n')[0] ?? '',
+    stats: { added: Number(stats?.[1] ?? 0), modified: Number(stats?.[2] ?? 0), deleted: Number(stats?.[3] ?? 0) },
+    bytes: 0,
+    paths: [],
+    changed: stats ? Number(stats[1]) + Number(stats[2]) + Number(stats[3]) : 0,
+    skipped: [],
+    skippedCount: 0,
+  };
+  for (const [key, field] of [['Agent', 'agent'], ['Phase', 'phase'], ['Call', 'call'], ['Input', 'input']] as const) {
+    const v = trailers.get(key);
+    if (v !== undefined) record[field] = v;
+  }
+  if (OPERATION_KINDS.includes(kind as OperationKind)) {
+    const target = trailers.get('Target');
+    const guard = trailers.get('Guard');
+    if (!isObjectId(target) || !isObjectId(guard)) return undefined;
+    record.op = { target, guard, journal: '0', counts: { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0, failed: 0 }, failures: [], leftovers: 0 };
+  }
+  return recordProblem(record) ? undefined : record;
+}
+
+/** Pure: order rebuilt records as the ledger had them: by time, a parent before its children. */
+export function orderRecords(records: CheckpointRecord[]): CheckpointRecord[] {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  const sorted = [...records].sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : 1));
+  const out: CheckpointRecord[] = [];
+  const placed = new Set<string>();
+  const place = (r: CheckpointRecord) => {
+    if (placed.has(r.id)) return;
+    placed.add(r.id);
+    const parent = r.parent ? byId.get(r.parent) : undefined;
+    if (parent) place(parent);
+    out.push(r);
+  };
+  for (const r of sorted) place(r);
+  return out;
+}
+
+export interface RebuildReport {
+  recovered: number;
+  /** Where the previous ledger was kept (when there was one). */
+  backup: string | null;
+}
+
+/** Recover the ledger from the checkpoint commits in the store. The caller holds the workspace lock. */
+export async function rebuildLedger(paths: StorePaths): Promise<RebuildReport> {
+  const objects = await allObjects(paths);
+  const commits = [...objects].filter(([, type]) => type === 'commit').map(([id]) => id);
+  const records: CheckpointRecord[] = [];
+  if (commits.length) {
+    const { stdout } = await git({ verb: 'cat-file', args: ['--batch'], gitDir: paths.gitDir, cwd: paths.dir, input: `${commits.join('\n')}\n` });
+    let at = 0;
+    while (at < stdout.length) {
+      const nl = stdout.indexOf(10, at);
+      if (nl < 0) break;
+      const [id, , size] = stdout.toString('utf8', at, nl).split(' ');
+      const length = Number(size);
+      if (!Number.isFinite(length)) break;
+      const raw = stdout.toString('utf8', nl + 1, nl + 1 + length);
+      at = nl + 1 + length + 1;
+      const record = recordFromCommit(id!, raw);
+      if (record) records.push(record);
+    }
+  }
+  let backup: string | null = null;
+  if (existsSync(paths.ledger)) {
+    backup = `${paths.ledger}.bak-${Date.now()}`;
+    copyFileSync(paths.ledger, backup);
+  }
+  const ordered = orderRecords(records);
+  writeFileAtomic(paths.ledger, ordered.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  return { recovered: ordered.length, backup };
+}
+

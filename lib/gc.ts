@@ -1,0 +1,185 @@
+/**
+ * gc: apply the retention plan and reclaim the space. The caller holds the
+ * workspace lock.
+ *
+ * Order is what makes a kill at any moment harmless:
+ *   1. write one new pack holding exactly the objects of the kept checkpoints
+ *      (plus the blobs the shadow index names), fsync'd, and mark it `.keep`;
+ *   2. rewrite the ledger without the dropped records (temp file, rename);
+ *   3. only then delete the old packs and every loose object.
+ * Before 2 completes every checkpoint is whole; after it, every kept one is
+ * in the new pack. Dropped objects left behind by a kill are orphans, which the
+ * next gc removes.
+ *
+ * Every pack carries a `.keep` file and the shadow repository sets
+ * gc.pruneExpire=never, so a `git gc` or `git repack -a -d` someone runs in it
+ * by hand leaves checkpoint objects alone.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { findDebris, looseObjectPath, looseObjects, packDir, packNames } from './objects.js';
+import path from 'node:path';
+import { CkptError } from './errors.js';
+import { readJournal } from './journal.js';
+import { readLedger, type CheckpointRecord } from './ledger.js';
+import { planRetention, type DropRule, type RetentionPlan } from './retention.js';
+import { git, splitZ } from './runner.js';
+import type { Settings } from './settings.js';
+import { dirSize, writeFileAtomic, type StorePaths } from './store.js';
+
+export interface GcOptions {
+  dryRun?: boolean;
+  now?: number;
+}
+
+export interface GcReport {
+  dryRun: boolean;
+  kept: number;
+  dropped: { id: string; rule: DropRule; time: number; session: string | null }[];
+  protected: { id: string; why: string }[];
+  bytesBefore: number;
+  /** Measured after the run; the plan's estimate in a dry run. */
+  bytesAfter: number;
+  maxBytes: number;
+  /** Leftovers of killed processes that were (or, in a dry run, would be) removed. */
+  debris: string[];
+  packsBefore: number;
+  packsAfter: number;
+  looseBefore: number;
+}
+
+function fsyncFile(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Replace the ledger with these records: temp file, fsync, rename. */
+function rewriteLedger(paths: StorePaths, records: readonly CheckpointRecord[]): void {
+  const tmp = `${paths.ledger}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    const data = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, paths.ledger);
+}
+
+/** Every object the kept checkpoints need (commit, trees, blobs; not their parents), with paths for delta hints. */
+async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[]): Promise<string> {
+  const listed = await git({
+    verb: 'rev-list',
+    args: ['--objects', '--no-walk', '--missing=allow-any', '--stdin'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    input: `${kept.map((r) => r.id).join('\n')}\n`,
+  });
+  // The shadow index's blobs too: the next snapshot trusts its stat cache for unchanged files.
+  const index = await git({ verb: 'ls-files', args: ['-s', '-z'], gitDir: paths.gitDir, indexFile: paths.indexFile, cwd: paths.dir, okCodes: [128] });
+  const blobs: string[] = [];
+  for (const entry of splitZ(index.stdout)) {
+    const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);
+    if (m && m[1] !== '160000') blobs.push(m[2]!);
+  }
+  return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
+}
+
+function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; records: CheckpointRecord[] } {
+  const { records } = readLedger(paths.ledger);
+  let journal;
+  try {
+    journal = readJournal(paths.dir);
+  } catch (err) {
+    throw new CkptError('refused', `gc refused: ${(err as Error).message}`);
+  }
+  const plan = planRetention({
+    records,
+    now,
+    policy: { keep: settings.keep, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes },
+    storeBytes: dirSize(paths.dir),
+    journalIds: journal ? [journal.target, journal.guard] : [],
+  });
+  return { plan, records };
+}
+
+export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, options: GcOptions = {}): Promise<GcReport> {
+  const { paths, settings } = ctx;
+  const now = options.now ?? Date.now();
+  const debris = findDebris(paths, true, now);
+  const packsBefore = packNames(paths.gitDir).length;
+  const looseBefore = looseObjects(paths.gitDir).length;
+  let { plan } = planFor(paths, settings, now);
+  const report: GcReport = {
+    dryRun: Boolean(options.dryRun),
+    kept: plan.keep.length,
+    dropped: plan.drop.map((d) => ({ id: d.record.id, rule: d.rule, time: d.record.time, session: d.record.session })),
+    protected: plan.protected,
+    bytesBefore: plan.bytesBefore,
+    bytesAfter: plan.bytesAfterEstimate,
+    maxBytes: settings.maxBytes,
+    debris,
+    packsBefore,
+    packsAfter: packsBefore,
+    looseBefore,
+  };
+  if (options.dryRun) return report;
+
+  for (const file of debris) rmSync(file, { recursive: true, force: true });
+  const dropped = new Map(report.dropped.map((d) => [d.id, d]));
+  // The byte rule works from an estimate; measure after each pass and go again while still over.
+  for (let round = 0; round < 3; round++) {
+    await repack(paths, plan.keep, plan.drop.length > 0);
+    const after = dirSize(paths.dir);
+    report.bytesAfter = after;
+    if (after <= settings.maxBytes) break;
+    const next = planFor(paths, settings, now).plan;
+    if (next.drop.length === 0) break;
+    plan = next;
+    for (const d of next.drop) dropped.set(d.record.id, { id: d.record.id, rule: d.rule, time: d.record.time, session: d.record.session });
+  }
+  report.dropped = [...dropped.values()];
+  report.kept = plan.keep.length;
+  report.packsAfter = packNames(paths.gitDir).length;
+  writeFileAtomic(path.join(paths.dir, 'pack-state.json'), JSON.stringify({ looseEstimate: 0, sinceGc: 0 }));
+  return report;
+}
+
+/** One pass: the new pack, the ledger, then the old objects. */
+async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledgerChanges: boolean): Promise<void> {
+  const before = packNames(paths.gitDir);
+  const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
+  const list = await keptObjects(paths, kept);
+  const dir = packDir(paths.gitDir);
+  // One pack with exactly what the kept checkpoints need, fsync'd before anything is removed.
+  const { stdout } = await git({
+    verb: 'pack-objects',
+    args: ['-q', '--window=10', { literal: 'pack' }],
+    configOverrides: { 'core.fsync': 'committed', 'pack.writeReverseIndex': 'false' },
+    gitDir: paths.gitDir,
+    cwd: ensureDir(dir),
+    input: list,
+  });
+  const made = stdout.toString('utf8').trim();
+  if (!/^[0-9a-f]{40,64}$/.test(made)) throw new CkptError('git', `pack-objects gave no pack name (${made.slice(0, 80)})`);
+  writeFileSync(path.join(dir, `pack-${made}.keep`), 'git-ckpt\n');
+  fsyncFile(path.join(dir, `pack-${made}.idx`));
+  // Caches that may name objects about to go.
+  for (const cache of ['index.stamp', 'probe.json']) rmSync(path.join(paths.dir, cache), { force: true });
+  if (ledgerChanges) rewriteLedger(paths, kept);
+  for (const name of before) {
+    if (name === made) continue;
+    // The index first: without it git no longer sees the pack, so a kill here leaves nothing half-visible.
+    for (const ext of ['idx', 'pack', 'rev', 'bitmap', 'mtimes', 'promisor', 'keep']) rmSync(path.join(dir, `pack-${name}.${ext}`), { force: true });
+  }
+  for (const file of loose) rmSync(file, { force: true });
+}
+
+function ensureDir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}

@@ -1,0 +1,91 @@
+/**
+ * The degraded probe: which checkpoints have lost their commit or root tree
+ * (deleted by hand, an aggressive gc, a damaged or partly copied store). One
+ * `git cat-file --batch-check` for the whole ledger, cached in the store
+ * against the ledger and the object folders' stat data, so `log` on thousands
+ * of checkpoints stays fast. `fsck` goes deeper (every object of every tree).
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { CheckpointRecord } from './ledger.js';
+import { git } from './runner.js';
+import { writeFileAtomic, type StorePaths } from './store.js';
+
+/** Checkpoint id → what is missing ("commit", "tree"). */
+export type DegradedMap = Record<string, string>;
+
+function statKey(p: string): string {
+  try {
+    const st = statSync(p);
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return '-';
+  }
+}
+
+/** Stat data that changes when objects come or go: the ledger, the pack folder, every fan-out folder. */
+function objectsStamp(paths: StorePaths): string {
+  const objects = path.join(paths.gitDir, 'objects');
+  const parts = [statKey(paths.ledger), statKey(path.join(objects, 'pack')), statKey(objects)];
+  let fanout: string[] = [];
+  try {
+    fanout = readdirSync(objects).filter((n) => /^[0-9a-f]{2}$/.test(n));
+  } catch {
+    /* no objects yet */
+  }
+  for (const dir of fanout.sort()) parts.push(`${dir}=${statKey(path.join(objects, dir))}`);
+  return parts.join('|');
+}
+
+function cacheFile(paths: StorePaths): string {
+  return path.join(paths.dir, 'probe.json');
+}
+
+/** Pure: read `cat-file --batch-check` output for ids asked in order. */
+export function missingFromBatchCheck(output: string): Set<string> {
+  const missing = new Set<string>();
+  for (const line of output.split('\n')) {
+    const m = /^(\S+) missing$/.exec(line);
+    if (m) missing.add(m[1]!);
+  }
+  return missing;
+}
+
+/** Pure: the degraded map from the set of missing object ids. */
+export function degradedFrom(records: readonly CheckpointRecord[], missing: Set<string>): DegradedMap {
+  const out: DegradedMap = {};
+  for (const r of records) {
+    if (missing.has(r.id)) out[r.id] = 'commit';
+    else if (missing.has(r.tree)) out[r.id] = 'tree';
+  }
+  return out;
+}
+
+/** `writeCache: false` for dry runs, which must leave the store byte-identical. */
+export async function probeDegraded(paths: StorePaths, records: readonly CheckpointRecord[], writeCache = true): Promise<DegradedMap> {
+  if (records.length === 0) return {};
+  const stamp = objectsStamp(paths);
+  try {
+    const cached = JSON.parse(readFileSync(cacheFile(paths), 'utf8')) as { stamp?: string; degraded?: DegradedMap };
+    if (cached.stamp === stamp && cached.degraded && typeof cached.degraded === 'object') return cached.degraded;
+  } catch {
+    /* no cache */
+  }
+  const ids = new Set<string>();
+  for (const r of records) {
+    ids.add(r.id);
+    ids.add(r.tree);
+  }
+  const { stdout } = await git({ verb: 'cat-file', args: ['--batch-check=%(objectname)'], gitDir: paths.gitDir, cwd: paths.dir, input: `${[...ids].join('\n')}\n` });
+  const degraded = degradedFrom(records, missingFromBatchCheck(stdout.toString('utf8')));
+  try {
+    if (writeCache) writeFileAtomic(cacheFile(paths), JSON.stringify({ stamp, degraded }));
+  } catch {
+    /* read-only store: probe again next time */
+  }
+  return degraded;
+}
+
+export function describeMissing(what: string): string {
+  return what === 'commit' ? 'its commit object is missing from the store' : 'its tree object is missing from the store';
+}

@@ -49,6 +49,12 @@ test("every command leaves the user's .git byte-for-byte unchanged", async (t) =
     ['restore', '--continue'],
     ['restore', '--abort'],
     ['restore', '--output=/tmp/x'],
+    ['gc', '--dry-run'],
+    ['gc'],
+    ['fsck'],
+    ['fsck', '--rebuild-ledger'],
+    ['stores'],
+    ['hooks', 'status'],
   ];
   for (const args of commands) {
     write(box, 'work.txt', `${args.join(' ')}\n`);

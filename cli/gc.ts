@@ -1,5 +1,6 @@
 /** git ckpt gc: apply the retention policy (ckpt.keep, ckpt.maxAge, ckpt.maxBytes) and reclaim the space. */
 import type { Argv, CommandModule } from 'yargs';
+import { previewOptions } from './operation.js';
 import { openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { dim, formatBytes, relativeAge, shortId } from './format.js';
 
@@ -13,9 +14,7 @@ export const gcCommand: CommandModule<GlobalArgs, GcArgs> = {
   command: 'gc',
   describe: 'drop checkpoints the retention policy lets go, pack what is kept, remove debris',
   builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('dry-run', { type: 'boolean', alias: 'n', describe: 'print the plan; change nothing' })
-      .option('json', { type: 'boolean', describe: 'print one JSON object' })
+    previewOptions(yargs)
       .option('auto', { type: 'boolean', hidden: true, describe: 'started by a snapshot in the background: quiet' }) as Argv<GcArgs>,
   async handler(argv) {
     const report = await openWorkspace(argv).gc({ dryRun: argv['dry-run'] });

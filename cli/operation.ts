@@ -1,4 +1,5 @@
 /** Output shared by restore, revert and undo: the plan table and the summary. */
+import type { Argv } from 'yargs';
 import type { OperationReport, RecoveryReport } from '../lib/restore.js';
 import type { PlannedFile } from '../lib/restore-plan.js';
 import { printJson } from './common.js';
@@ -87,4 +88,11 @@ export function printRecovery(r: RecoveryReport, json: boolean): void {
 /** Failures make the exit code 1; skips are reported but are not failures. */
 export function exitCodeFor(failures: number): void {
   if (failures > 0) process.exitCode = 1;
+}
+
+/** The options every mutating command shares. */
+export function previewOptions<T>(yargs: Argv<T>): Argv<T & { 'dry-run'?: boolean; json?: boolean }> {
+  return yargs
+    .option('dry-run', { type: 'boolean', alias: 'n', describe: 'print the plan; change nothing' })
+    .option('json', { type: 'boolean', describe: 'print one JSON object' });
 }

@@ -2,7 +2,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CkptError } from '../lib/errors.js';
 import { openWorkspace, workspacePaths, type GlobalArgs } from './common.js';
-import { exitCodeFor, printOperation, printRecovery } from './operation.js';
+import { exitCodeFor, previewOptions, printOperation, printRecovery } from './operation.js';
 
 interface RestoreArgs extends GlobalArgs {
   ckpt?: string;
@@ -26,10 +26,7 @@ export const restoreCommand: CommandModule<GlobalArgs, RestoreArgs> = {
   command: 'restore [ckpt]',
   describe: 'make the workspace match a checkpoint (never deletes unless --delete-new)',
   builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .positional('ckpt', { type: 'string', describe: 'checkpoint address (id prefix, latest, latest~N)' })
-      .option('dry-run', { type: 'boolean', alias: 'n', describe: 'print the plan; change nothing' })
-      .option('json', { type: 'boolean', describe: 'print one JSON object' })
+    previewOptions(yargs.positional('ckpt', { type: 'string', describe: 'checkpoint address (id prefix, latest, latest~N, turn:N)' }))
       .option('delete-new', { type: 'boolean', describe: 'also delete captured files that are not in the checkpoint' })
       .option('continue', { type: 'boolean', describe: 'finish an interrupted restore' })
       .option('abort', { type: 'boolean', describe: 'roll an interrupted restore back exactly' })

@@ -2,7 +2,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CkptError } from '../lib/errors.js';
 import { openWorkspace, type GlobalArgs } from './common.js';
-import { exitCodeFor, printOperation } from './operation.js';
+import { exitCodeFor, previewOptions, printOperation } from './operation.js';
 
 interface RevertArgs extends GlobalArgs {
   ckpt?: string;
@@ -14,10 +14,7 @@ export const revertCommand: CommandModule<GlobalArgs, RevertArgs> = {
   command: 'revert [ckpt]',
   describe: "undo one checkpoint's change (its parent → it); conflicts are listed and skipped",
   builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .positional('ckpt', { type: 'string', describe: 'checkpoint address' })
-      .option('dry-run', { type: 'boolean', alias: 'n', describe: 'print the plan; change nothing' })
-      .option('json', { type: 'boolean', describe: 'print one JSON object' }) as Argv<RevertArgs>,
+    previewOptions(yargs.positional('ckpt', { type: 'string', describe: 'checkpoint address' })) as Argv<RevertArgs>,
   async handler(argv) {
     // Optional in the grammar so that an option smuggled in its place is reported as a bad address.
     if (argv.ckpt === undefined) throw new CkptError('usage', 'name the checkpoint to revert (see git ckpt log)');

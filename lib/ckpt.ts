@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseAddress, resolveAddress, resolveSession } from './address.js';
-import { fsckStore, rebuildLedger, type FsckReport, type RebuildReport } from './fsck.js';
-import { gcLocked, type GcOptions, type GcReport } from './gc.js';
+import type { FsckReport, RebuildReport } from './fsck.js';
+import type { GcOptions, GcReport } from './gc.js';
 import { describeMissing, probeDegraded, type DegradedMap } from './probe.js';
 import { CkptError } from './errors.js';
 import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
@@ -237,19 +237,19 @@ export class Workspace {
 
   /** Apply the retention policy and reclaim space (see gc.ts). */
   gc(options: GcOptions = {}): Promise<GcReport> {
-    return this.exclusive(async (paths, settings) => gcLocked({ paths, settings }, options));
+    return this.exclusive(async (paths, settings) => (await import('./gc.js')).gcLocked({ paths, settings }, options));
   }
 
   /** A deep check of the store. */
   fsck(): Promise<FsckReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
-    return this.exclusive(async (paths) => fsckStore(paths));
+    return this.exclusive(async (paths) => (await import('./fsck.js')).fsckStore(paths));
   }
 
   /** Recover the ledger from the checkpoint commits' trailers. */
   rebuildLedger(): Promise<RebuildReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
-    return this.exclusive(async (paths) => rebuildLedger(paths));
+    return this.exclusive(async (paths) => (await import('./fsck.js')).rebuildLedger(paths));
   }
 
   /** Finish or roll back an interrupted restore, revert or undo. */

@@ -44,36 +44,29 @@ interface AgentSpec {
 
 const TIMEOUT_S = 30;
 
+/** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
+function claudeStyle(dir: string, file: string, withFailure: boolean): AgentSpec {
+  return {
+    file: { project: `${dir}/${file}`, user: `${dir}/${file}` },
+    layout: 'nested',
+    skeleton: {},
+    events: [
+      { event: 'PreToolUse', phase: 'pre', allTools: true },
+      { event: 'PostToolUse', phase: 'post', allTools: true },
+      ...(withFailure ? [{ event: 'PostToolUseFailure', phase: 'post' as const, allTools: true }] : []),
+      { event: 'UserPromptSubmit', phase: 'turn-start' },
+      { event: 'Stop', phase: 'turn-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
+    commandKey: 'command',
+  };
+}
+
 export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
-  claude: {
-    file: { project: '.claude/settings.json', user: '.claude/settings.json' },
-    layout: 'nested',
-    skeleton: {},
-    events: [
-      { event: 'PreToolUse', phase: 'pre', allTools: true },
-      { event: 'PostToolUse', phase: 'post', allTools: true },
-      { event: 'PostToolUseFailure', phase: 'post', allTools: true },
-      { event: 'UserPromptSubmit', phase: 'turn-start' },
-      { event: 'Stop', phase: 'turn-end' },
-      { event: 'SessionStart', phase: 'session-start' },
-    ],
-    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
-    commandKey: 'command',
-  },
-  codex: {
-    file: { project: '.codex/hooks.json', user: '.codex/hooks.json' },
-    layout: 'nested',
-    skeleton: {},
-    events: [
-      { event: 'PreToolUse', phase: 'pre', allTools: true },
-      { event: 'PostToolUse', phase: 'post', allTools: true },
-      { event: 'UserPromptSubmit', phase: 'turn-start' },
-      { event: 'Stop', phase: 'turn-end' },
-      { event: 'SessionStart', phase: 'session-start' },
-    ],
-    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
-    commandKey: 'command',
-  },
+  claude: claudeStyle('.claude', 'settings.json', true),
+  // Codex has no PostToolUseFailure; its PostToolUse also fires after a failed shell command.
+  codex: claudeStyle('.codex', 'hooks.json', false),
   gemini: {
     file: { project: '.gemini/settings.json', user: '.gemini/settings.json' },
     layout: 'nested',

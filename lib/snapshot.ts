@@ -373,31 +373,42 @@ interface Stamp {
   tree: string;
   /** When the index's stat data was last refreshed (ms since the epoch). */
   refreshed: number;
+  /** When the index was last written by staging files (ms since the epoch). */
+  staged: number;
 }
 
 /** The tree the index held after the last snapshot, if the index has not changed since. */
 function readStamp(paths: StorePaths): Stamp | undefined {
   try {
-    const [stamp, tree, refreshed] = readFileSync(paths.indexStamp, 'utf8').trim().split(' ');
-    if (stamp && tree && stamp === indexStamp(paths)) return { tree, refreshed: Number(refreshed) || 0 };
+    const [stamp, tree, refreshed, staged] = readFileSync(paths.indexStamp, 'utf8').trim().split(' ');
+    if (stamp && tree && stamp === indexStamp(paths)) return { tree, refreshed: Number(refreshed) || 0, staged: Number(staged) || 0 };
   } catch {
     /* no stamp */
   }
   return undefined;
 }
 
-function writeStamp(paths: StorePaths, tree: string, refreshed = Date.now()): void {
+function writeStamp(paths: StorePaths, tree: string, times: { refreshed: number; staged: number }): void {
   const stamp = indexStamp(paths);
-  if (stamp) writeFileAtomic(paths.indexStamp, `${stamp} ${tree} ${refreshed}\n`);
+  if (stamp) writeFileAtomic(paths.indexStamp, `${stamp} ${tree} ${times.refreshed} ${times.staged}\n`);
 }
 
 /**
- * A file rewritten with the same bytes (`git stash && git stash pop`, a build,
- * a checkout) keeps a stale stat entry in the shadow index, so every later scan
- * re-hashes it to find it unchanged, and no snapshot rewrites the index because
- * nothing changed. A refresh rewrites the stat data; it runs on unchanged
- * snapshots at most this often.
+ * Whether an unchanged snapshot should refresh the index's stat data. Files
+ * staged in the same instant the index was written are "racily clean", and so
+ * is a file rewritten with the same bytes (`git stash && git stash pop`, a
+ * build): every later scan re-hashes them, and no snapshot rewrites the index
+ * because nothing changed. So: once, a little after files were staged, and at
+ * most every REFRESH_EVERY_MS otherwise.
  */
+export function refreshDue(stamp: Pick<Stamp, 'refreshed' | 'staged'> | undefined, now: number): boolean {
+  if (!stamp) return true;
+  if (stamp.staged > stamp.refreshed) return now - stamp.staged > RACY_SETTLE_MS;
+  return now - stamp.refreshed > REFRESH_EVERY_MS;
+}
+
+/** Past this, files staged at the index's last write are no longer racy against a new write. */
+const RACY_SETTLE_MS = 1500;
 const REFRESH_EVERY_MS = 30_000;
 
 function oneLine(value: string, max = 200): string {
@@ -555,12 +566,12 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length };
     if ((latest && latest.tree === tree && !opts.force) || opts.dryCommit || ctx.scratch) {
       if (latest?.tree === tree && !ctx.scratch) {
-        let refreshed = stamp?.refreshed ?? 0;
-        if (unchanged && Date.now() - refreshed > REFRESH_EVERY_MS) {
+        const times = { refreshed: stamp?.refreshed ?? 0, staged: stamp?.staged ?? 0 };
+        if (unchanged && refreshDue(stamp, Date.now())) {
           await git(gitCall(ctx, { verb: 'update-index', args: ['-q', '--refresh'], okCodes: [1], signal }));
-          refreshed = Date.now();
+          times.refreshed = Date.now();
         }
-        if (!stamp || refreshed !== stamp.refreshed) writeStamp(ctx.paths, tree, refreshed);
+        if (!stamp || times.refreshed !== stamp.refreshed) writeStamp(ctx.paths, tree, times);
       }
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
@@ -620,7 +631,7 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
     const id = committed.stdout.toString('utf8').trim();
     const record: CheckpointRecord = { v: LEDGER_SCHEMA, id, parent, tree, ...meta };
     appendRecord(ctx.paths.ledger, record);
-    writeStamp(ctx.paths, tree);
+    writeStamp(ctx.paths, tree, { refreshed: 0, staged: Date.now() });
 
     // Packs written by this snapshot's batches are marked .keep at once, so no git command ever drops them.
     if (total >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths.gitDir);

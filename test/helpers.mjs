@@ -55,18 +55,25 @@ export function storeDir(box) {
   return path.join(box.store, dirs[0]);
 }
 
-/** Run the CLI; resolves with { code, stdout, stderr }. */
-export function ckpt(box, args, opts = {}) {
+/** Run a process in the sandbox; resolves with { code, stdout, stderr }. */
+export function run(box, command, args, opts = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) } });
+    const child = spawn(command, args, { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A process may exit without reading all of stdin (that is what some tests check).
+    child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** Run the CLI; resolves with { code, stdout, stderr }. */
+export function ckpt(box, args, opts = {}) {
+  return run(box, process.execPath, [CLI, ...args], opts);
 }
 
 /** Run the CLI and parse its JSON output; fails the test on a non-zero exit. */

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, storeDir, treeState, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
@@ -12,17 +12,7 @@ const address = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
 
 /** Run the real entry script as an agent would: payload on stdin, the agent's environment. */
 function hook(box, agent, phase, payload, { env = {}, cwd = box.ws, script = ENTRY } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', [script, agent, phase], { cwd, env: { ...box.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.on('error', () => {});
-    child.stdin.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
-  });
+  return run(box, 'sh', [script, agent, phase], { env, cwd, input: typeof payload === 'string' ? payload : JSON.stringify(payload) });
 }
 
 function hookLog(box) {

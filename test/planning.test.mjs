@@ -118,3 +118,14 @@ test('commit messages carry one-line trailers whatever the metadata holds', (t) 
   t.regex(msg, /^Ckpt-Session: evil Ckpt-Kind: guard$/m);
   t.is(msg.match(/^Ckpt-Kind:/gm).length, 1);
 });
+
+test('index refresh: once a little after files were staged, then at most every 30 s', async (t) => {
+  const { refreshDue } = await import(path.join(ROOT, 'dist', 'lib', 'snapshot.js'));
+  const now = 1_000_000;
+  t.true(refreshDue(undefined, now), 'no stamp: the index changed outside a snapshot');
+  t.false(refreshDue({ staged: now - 500, refreshed: 0 }, now), 'just staged: racy entries would stay racy');
+  t.true(refreshDue({ staged: now - 2000, refreshed: 0 }, now));
+  t.false(refreshDue({ staged: now - 60_000, refreshed: now - 20_000 }, now), 'refreshed since the staging');
+  t.false(refreshDue({ staged: 0, refreshed: now - 10_000 }, now));
+  t.true(refreshDue({ staged: 0, refreshed: now - 31_000 }, now));
+});

@@ -105,7 +105,9 @@ function maybeStartBackgroundGc(ctx: SnapshotContext): void {
     const plan = planRetention({ records, now: Date.now(), policy: { keep: settings.keep, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes }, storeBytes: bytes });
     if (plan.drop.length === 0 && bytes <= settings.maxBytes) return;
     const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'main.js');
-    const child = spawn(process.execPath, [cli, '-C', ctx.location.root, 'gc', '--auto'], { detached: true, stdio: 'ignore', env: process.env });
+    // The store root is passed on: a library caller may have opened the workspace with its own.
+    const env = { ...process.env, GIT_CKPT_HOME: path.dirname(ctx.paths.dir) };
+    const child = spawn(process.execPath, [cli, '-C', ctx.location.root, 'gc', '--auto'], { detached: true, stdio: 'ignore', env });
     child.on('error', () => undefined);
     child.unref();
   } catch {

@@ -307,3 +307,24 @@ test("gc, fsck and stores leave the user's .git alone", async (t) => {
   }
   t.truthy(readFileSync(path.join(box.ws, '.git', 'HEAD'), 'utf8'));
 });
+
+test('every 200 checkpoints a snapshot starts gc in the background when the policy has something to drop', async (t) => {
+  t.timeout(5 * 60 * 1000);
+  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const box = sandbox();
+  write(box, 'a.txt', '0\n');
+  const ws = Workspace.open(box.ws, { env: box.env });
+  await ws.snapshot();
+  writeFileSync(path.join(storeDir(box), 'config'), '[ckpt]\n\tkeep = 5\n');
+  for (let i = 1; i < 200; i++) {
+    write(box, 'a.txt', `${i}\n`);
+    const r = await Workspace.open(box.ws, { env: box.env }).snapshot();
+    t.true(r.created);
+  }
+  // The 200th checkpoint started `git ckpt gc --auto`; it waits for no one and trims to the newest 5.
+  const deadline = Date.now() + 60_000;
+  while (ledgerLines(box).length > 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  t.is(ledgerLines(box).length, 5);
+  t.deepEqual((await ckptJson(box, ['fsck'])).degraded, []);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), '199\n');
+});

@@ -13,3 +13,12 @@ export { type SnapshotOptions, type SnapshotResult, type SnapshotProgress } from
 export { type Settings, DEFAULT_SETTINGS, settingsFromConfigList } from './settings.js';
 export { storeRoot } from './store.js';
 export { planCapture, parseScan, takeBatch, batchLimits, stageUnits, type StageUnit } from './capture-plan.js';
+export { type OperationReport, type RecoveryReport, type RestoreOptions, type UndoOptions, type OperationOptions } from './restore.js';
+export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile, type TreeEntry } from './restore-plan.js';
+export { parseHookPayload, numberEvent, type HookEvent, type Agent, type Phase } from './hook-payload.js';
+export { runHook } from './hook.js';
+export { installHooks, uninstallHooks, hookStatus, hookTarget, mergeHooks, removeHooks, HOOK_AGENTS, type HookAgent, type Scope } from './hooks-install.js';
+export { planRetention, DEFAULT_RETENTION, type RetentionPolicy, type RetentionPlan } from './retention.js';
+export { type GcReport, type GcOptions } from './gc.js';
+export { type FsckReport } from './fsck.js';
+export { listStores, pruneMissingStores, type StoreInfo } from './stores.js';

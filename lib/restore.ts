@@ -57,9 +57,6 @@ export interface OperationReport {
   leftovers: string[];
   /** Paths the capture could not take (too large, secret …): never touched. */
   uncaptured: SkippedPath[];
-  /** Finished from an interrupted journal. */
-  continued?: boolean;
-  aborted?: boolean;
 }
 
 interface LiveState {

@@ -17,7 +17,6 @@ import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type OperationInfo, type SkippedPath } from './ledger.js';
 import { TMP_PREFIX } from './paths.js';
 import { findDebris, keepAllPacks, looseObjects } from './objects.js';
-export { looseObjects };
 import { git, splitZ, type GitCall } from './runner.js';
 import type { Settings } from './settings.js';
 import { writeFileAtomic, type StorePaths } from './store.js';

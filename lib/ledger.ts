@@ -190,14 +190,18 @@ export function readLatest(file: string): { record?: CheckpointRecord; newestSch
   }
   try {
     const size = fstatSync(fd).size;
-    const want = Math.min(size, 256 * 1024);
-    const buf = Buffer.alloc(want);
-    readSync(fd, buf, 0, want, size - want);
-    let text = buf.toString('utf8');
-    if (want < size) text = text.slice(text.indexOf('\n') + 1);
-    const tail = parseLedger(text);
-    const record = tail.records.at(-1);
-    if (record) return { record, newestSchema: tail.newestSchema };
+    // A few records' worth first (every hook reads this); more only when the tail holds no valid one.
+    for (const span of [16 * 1024, 256 * 1024]) {
+      const want = Math.min(size, span);
+      const buf = Buffer.alloc(want);
+      readSync(fd, buf, 0, want, size - want);
+      let text = buf.toString('utf8');
+      if (want < size) text = text.slice(text.indexOf('\n') + 1);
+      const tail = parseLedger(text);
+      const record = tail.records.at(-1);
+      if (record) return { record, newestSchema: tail.newestSchema };
+      if (want === size) break;
+    }
   } finally {
     closeSync(fd);
   }

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, chmodSync, writeFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { ckpt, ckptJson, ledgerLines, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
@@ -422,4 +423,30 @@ test('options smuggled in as checkpoint ids are bad addresses', async (t) => {
   }
   const r = await ckpt(box, ['restore', '--continue', '--abort']);
   t.is(r.code, 2);
+});
+
+test('a file that cannot be written is recorded as failed and the pass goes on (exit 1)', async (t) => {
+  const { box } = await baseline();
+  // A checkpoint with a name no filesystem takes (a 300-byte segment), crafted in the shadow repository.
+  const gitDir = path.join(storeDir(box), 'git');
+  const git = (args, input) => {
+    const r = spawnSync('git', args, { env: { ...box.env, GIT_DIR: gitDir }, input, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(r.stderr);
+    return r.stdout.trim();
+  };
+  const ok = git(['hash-object', '-w', '--stdin'], 'fine\n');
+  const tree = git(['mktree'], `100644 blob ${ok}\tok.txt\n100644 blob ${ok}\t${'n'.repeat(300)}.txt\n`);
+  const latest = ledgerLines(box).at(-1);
+  const commit = git(['commit-tree', tree, '-p', latest.id, '-m', 'crafted']);
+  const record = { ...latest, id: commit, parent: latest.id, tree, message: 'crafted', time: Date.now() };
+  writeFileSync(path.join(storeDir(box), 'ledger.jsonl'), `${JSON.stringify(record)}\n`, { flag: 'a' });
+  const r = await ckpt(box, ['restore', commit, '--json']);
+  t.is(r.code, 1);
+  const report = JSON.parse(r.stdout);
+  t.is(report.counts.failed, 1);
+  t.regex(report.failures[0].path, /^n{300}\.txt$/);
+  t.regex(report.failures[0].error, /ENAMETOOLONG|name too long/i);
+  t.is(readFileSync(path.join(box.ws, 'ok.txt'), 'utf8'), 'fine\n', 'the other file was written');
+  t.is(ledgerLines(box).at(-1).op.counts.failed, 1, 'the failure is in the record');
+  t.false(existsSync(path.join(storeDir(box), 'journal.json')));
 });

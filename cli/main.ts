@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 /**
  * git-ckpt's entry point. The hook path is on an agent's critical path (every
- * tool call waits for it), so `git-ckpt hook …` loads only what a hook needs;
- * every other command loads the yargs application.
+ * tool call waits for it), so `git-ckpt hook …` loads only what a hook needs,
+ * from one pre-bundled file (`npm run build` makes it with esbuild: one module
+ * instead of twenty saves about 8 ms of ES module loading per tool call).
+ * Every other command loads the yargs application.
  */
 const args = process.argv.slice(2);
 if (args[0] === 'hook') {
-  const { runHookCommand } = await import('./hook.js');
-  await runHookCommand(args.slice(1));
+  let hook: { runHookCommand(args: string[]): Promise<void> };
+  try {
+    hook = (await import(new URL('./hook.bundle.js', import.meta.url).href)) as typeof hook;
+  } catch {
+    hook = await import('./hook.js'); // a build without the bundle (tsc alone)
+  }
+  await hook.runHookCommand(args.slice(1));
 } else {
   await import('./app.js');
 }

@@ -3,10 +3,9 @@
  * kept in the store as one small JSON file, read and written under the
  * workspace lock. Only the most recent sessions are kept.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { emptySessionState, type SessionState } from './hook-payload.js';
-import { writeFileAtomic } from './store.js';
 
 const SESSIONS_KEPT = 50;
 
@@ -41,6 +40,8 @@ export function updateSessionState<T extends { state: SessionState }>(storeDir: 
   table[session] = result.state;
   const keys = Object.keys(table);
   for (const key of keys.slice(0, Math.max(0, keys.length - SESSIONS_KEPT))) delete table[key];
-  writeFileAtomic(sessionsFile(storeDir), JSON.stringify(table));
+  // Rewritten in place, under the lock: creating a file per hook costs more than the rare torn
+  // write after a crash, which only restarts the counters.
+  writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
   return result;
 }

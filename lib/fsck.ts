@@ -10,8 +10,9 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { CHECKPOINT_AUTHOR } from './snapshot.js';
 import { LEDGER_SCHEMA, OPERATION_KINDS, readLedger, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
-import { git, isObjectId, splitZ } from './runner.js';
-import { dirSize, writeFileAtomic, type StorePaths } from './store.js';
+import { indexBlobs } from './objects.js';
+import { git, isObjectId } from './runner.js';
+import { dirSize, writeFileDurable, type StorePaths } from './store.js';
 
 export interface FsckReport {
   checkpoints: number;
@@ -64,11 +65,7 @@ export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, 
       if (one.missing.size) missing[r.id] = [...one.missing].slice(0, 5);
     }
   }
-  const index = await git({ verb: 'ls-files', args: ['-s', '-z'], gitDir: paths.gitDir, indexFile: paths.indexFile, cwd: paths.dir, okCodes: [128] });
-  for (const entry of splitZ(index.stdout)) {
-    const m = /^\d{6} ([0-9a-f]{40,64}) /.exec(entry);
-    if (m) all.found.add(m[1]!);
-  }
+  for (const blob of await indexBlobs(paths)) all.found.add(blob);
   let orphans = 0;
   for (const id of objects.keys()) if (!all.found.has(id)) orphans++;
   return {
@@ -186,7 +183,7 @@ export async function rebuildLedger(paths: StorePaths): Promise<RebuildReport> {
     copyFileSync(paths.ledger, backup);
   }
   const ordered = orderRecords(records);
-  writeFileAtomic(paths.ledger, ordered.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  writeFileDurable(paths.ledger, ordered.map((r) => `${JSON.stringify(r)}\n`).join(''));
   return { recovered: ordered.length, backup };
 }
 

@@ -15,16 +15,16 @@
  * gc.pruneExpire=never, so a `git gc` or `git repack -a -d` someone runs in it
  * by hand leaves checkpoint objects alone.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { findDebris, looseObjectPath, looseObjects, packDir, packNames } from './objects.js';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { findDebris, indexBlobs, looseObjectPath, looseObjects, packDir, packNames } from './objects.js';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { readJournal } from './journal.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
 import { planRetention, type DropRule, type RetentionPlan } from './retention.js';
-import { git, splitZ } from './runner.js';
+import { git } from './runner.js';
 import type { Settings } from './settings.js';
-import { dirSize, writeFileAtomic, type StorePaths } from './store.js';
+import { dirSize, fsyncFile, writeFileAtomic, writeFileDurable, type StorePaths } from './store.js';
 
 export interface GcOptions {
   dryRun?: boolean;
@@ -47,29 +47,6 @@ export interface GcReport {
   looseBefore: number;
 }
 
-function fsyncFile(file: string): void {
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Replace the ledger with these records: temp file, fsync, rename. */
-function rewriteLedger(paths: StorePaths, records: readonly CheckpointRecord[]): void {
-  const tmp = `${paths.ledger}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    const data = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-    for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, paths.ledger);
-}
-
 /** Every object the kept checkpoints need (commit, trees, blobs; not their parents), with paths for delta hints. */
 async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[]): Promise<string> {
   const listed = await git({
@@ -79,13 +56,7 @@ async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[])
     cwd: paths.dir,
     input: `${kept.map((r) => r.id).join('\n')}\n`,
   });
-  // The shadow index's blobs too: the next snapshot trusts its stat cache for unchanged files.
-  const index = await git({ verb: 'ls-files', args: ['-s', '-z'], gitDir: paths.gitDir, indexFile: paths.indexFile, cwd: paths.dir, okCodes: [128] });
-  const blobs: string[] = [];
-  for (const entry of splitZ(index.stdout)) {
-    const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);
-    if (m && m[1] !== '160000') blobs.push(m[2]!);
-  }
+  const blobs = await indexBlobs(paths);
   return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
 }
 
@@ -170,7 +141,7 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
   fsyncFile(path.join(dir, `pack-${made}.idx`));
   // Caches that may name objects about to go.
   for (const cache of ['index.stamp', 'probe.json']) rmSync(path.join(paths.dir, cache), { force: true });
-  if (ledgerChanges) rewriteLedger(paths, kept);
+  if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
   for (const name of before) {
     if (name === made) continue;
     // The index first: without it git no longer sees the pack, so a kill here leaves nothing half-visible.

@@ -8,13 +8,14 @@
  * mode and path before anything acts on it: a tampered journal is refused
  * whole, and never becomes a write primitive.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { OPERATION_KINDS, type OperationKind } from './ledger.js';
 import { unsafePathReason } from './paths.js';
 import type { TreeEntry } from './restore-plan.js';
 import { isObjectId } from './runner.js';
+import { fsyncFolder, writeFileDurable } from './store.js';
 
 export const JOURNAL_SCHEMA = 1;
 
@@ -92,36 +93,12 @@ export function readJournal(storeDir: string): Journal | undefined {
   return parsed as Journal;
 }
 
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    /* some filesystems refuse fsync on a directory; the rename is still atomic */
-  }
-}
-
 /** Write the journal durably: temp file, fsync, rename, fsync of the folder. */
 export function writeJournal(storeDir: string, journal: Journal): void {
-  const file = journalFile(storeDir);
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    const data = Buffer.from(JSON.stringify(journal));
-    for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  fsyncDir(storeDir);
+  writeFileDurable(journalFile(storeDir), JSON.stringify(journal));
 }
 
 export function removeJournal(storeDir: string): void {
   rmSync(journalFile(storeDir), { force: true });
-  fsyncDir(storeDir);
+  fsyncFolder(storeDir);
 }

@@ -1,9 +1,11 @@
 /**
- * The shadow repository's object folders, seen from the file system: loose
- * objects, packs and their `.keep` marks, and what killed processes leave.
+ * The shadow repository's objects outside any checkpoint's view: loose
+ * objects, packs and their `.keep` marks, what killed processes leave, and the
+ * blobs the shadow index names.
  */
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { git, splitZ } from './runner.js';
 import type { StorePaths } from './store.js';
 
 export const PACK_FILE = /^pack-([0-9a-f]{40,64})\.(pack|idx|rev|bitmap|keep|mtimes|promisor)$/;
@@ -86,4 +88,15 @@ export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.no
     }
   }
   return found;
+}
+
+/** The blobs the shadow index names: the next snapshot trusts its stat cache for unchanged files, so they must stay. */
+export async function indexBlobs(paths: StorePaths): Promise<string[]> {
+  const index = await git({ verb: 'ls-files', args: ['-s', '-z'], gitDir: paths.gitDir, indexFile: paths.indexFile, cwd: paths.dir, okCodes: [128] });
+  const blobs: string[] = [];
+  for (const entry of splitZ(index.stdout)) {
+    const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);
+    if (m && m[1] !== '160000') blobs.push(m[2]!);
+  }
+  return blobs;
 }

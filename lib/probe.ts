@@ -5,35 +5,26 @@
  * against the ledger and the object folders' stat data, so `log` on thousands
  * of checkpoints stays fast. `fsck` goes deeper (every object of every tree).
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckpointRecord } from './ledger.js';
 import { git } from './runner.js';
-import { writeFileAtomic, type StorePaths } from './store.js';
+import { statStamp, writeFileAtomic, type StorePaths } from './store.js';
 
 /** Checkpoint id → what is missing ("commit", "tree"). */
 export type DegradedMap = Record<string, string>;
 
-function statKey(p: string): string {
-  try {
-    const st = statSync(p);
-    return `${st.mtimeMs}:${st.size}:${st.ino}`;
-  } catch {
-    return '-';
-  }
-}
-
 /** Stat data that changes when objects come or go: the ledger, the pack folder, every fan-out folder. */
 function objectsStamp(paths: StorePaths): string {
   const objects = path.join(paths.gitDir, 'objects');
-  const parts = [statKey(paths.ledger), statKey(path.join(objects, 'pack')), statKey(objects)];
+  const parts = [statStamp(paths.ledger), statStamp(path.join(objects, 'pack')), statStamp(objects)];
   let fanout: string[] = [];
   try {
     fanout = readdirSync(objects).filter((n) => /^[0-9a-f]{2}$/.test(n));
   } catch {
     /* no objects yet */
   }
-  for (const dir of fanout.sort()) parts.push(`${dir}=${statKey(path.join(objects, dir))}`);
+  for (const dir of fanout.sort()) parts.push(`${dir}=${statStamp(path.join(objects, dir))}`);
   return parts.join('|');
 }
 

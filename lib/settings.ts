@@ -5,10 +5,10 @@
  */
 import { CkptError } from './errors.js';
 import { git } from './runner.js';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { writeFileAtomic, type StorePaths } from './store.js';
+import { statStamp, writeFileAtomic, type StorePaths } from './store.js';
 
 export interface Settings {
   /** Files larger than this are not stored (bytes). */
@@ -117,19 +117,6 @@ function configSources(paths: StorePaths): string[] {
   return [path.join(xdg, 'git', 'config'), path.join(home, '.gitconfig'), path.join(paths.gitDir, 'config'), paths.config];
 }
 
-function sourcesStamp(files: string[]): string {
-  return files
-    .map((f) => {
-      try {
-        const st = statSync(f);
-        return `${f}:${st.mtimeMs}:${st.size}:${st.ino}`;
-      } catch {
-        return `${f}:-`;
-      }
-    })
-    .join('|');
-}
-
 /**
  * Read settings with one `git config --list`, cached in the store against the
  * config files' stat data: a hook runs on every tool call and should not pay a
@@ -139,7 +126,9 @@ function sourcesStamp(files: string[]): string {
  */
 export async function readSettings(paths: StorePaths, signal?: AbortSignal): Promise<Settings> {
   const cacheFile = path.join(paths.dir, 'settings.cache');
-  const stamp = sourcesStamp(configSources(paths));
+  const stamp = configSources(paths)
+    .map((f) => `${f}:${statStamp(f)}`)
+    .join('|');
   try {
     const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { stamp?: string; listing?: string };
     if (cached.stamp === stamp && typeof cached.listing === 'string') return settingsFromConfigList(cached.listing);

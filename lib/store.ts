@@ -11,7 +11,7 @@
  *     lock            cross-process lock
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, chmodSync, readdirSync, lstatSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { CkptError } from './errors.js';
@@ -87,6 +87,49 @@ export function openStoreDir(workspaceRoot: string, create: boolean, env: NodeJS
     throw new CkptError('store', `store ${paths.dir} belongs to another workspace (${recorded}); refusing to mix them`);
   }
   return paths;
+}
+
+/** Stat data that changes when a file or folder changes ('-' when it is absent): the key of the store's caches. */
+export function statStamp(p: string): string {
+  try {
+    const st = statSync(p);
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return '-';
+  }
+}
+
+export function fsyncFile(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Make a rename or removal in a folder durable; a filesystem that refuses fsync on a folder still renames atomically. */
+export function fsyncFolder(dir: string): void {
+  try {
+    fsyncFile(dir);
+  } catch {
+    /* not supported here */
+  }
+}
+
+/** writeFileAtomic that also survives power loss: the data and the rename are fsync'd. */
+export function writeFileDurable(file: string, data: string | Buffer): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  fsyncFolder(path.dirname(file));
 }
 
 export function writeFileAtomic(file: string, data: string | Buffer): void {

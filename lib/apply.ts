@@ -70,7 +70,22 @@ export function blobId(content: Buffer): string {
   return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
 }
 
-function tryLstat(full: string): Stats | undefined {
+/**
+ * What a file or symlink on disk is as a tree entry (mode and blob id), hashed
+ * here without writing any object; undefined for anything else, or when it
+ * cannot be read (so it never counts as equal).
+ */
+export function diskEntry(full: string, st: Stats): TreeEntry | undefined {
+  try {
+    if (st.isSymbolicLink()) return { mode: SYMLINK, oid: blobId(readlinkSync(full, { encoding: 'buffer' })) };
+    if (st.isFile()) return { mode: (st.mode & 0o100) !== 0 ? '100755' : '100644', oid: blobId(readFileSync(full)) };
+  } catch {
+    /* unreadable */
+  }
+  return undefined;
+}
+
+export function tryLstat(full: string): Stats | undefined {
   try {
     return lstatSync(full);
   } catch {
@@ -136,14 +151,7 @@ export function gatherDiskFacts(root: string, want: Map<string, Want>, live: Map
     const st = tryLstat(full);
     const fact: DiskFact = { kind: st ? kindOf(st) : 'missing' };
     if (wanted && wanted.mode !== GITLINK && fact.kind === 'dir' && !live.has(p)) fact.dirFiles = filesBelow(root, p);
-    if (wanted && !live.has(p) && st && (fact.kind === 'file' || fact.kind === 'symlink')) {
-      try {
-        fact.oid = blobId(fact.kind === 'symlink' ? readlinkSync(full, { encoding: 'buffer' }) : readFileSync(full));
-        fact.executable = (st.mode & 0o100) !== 0;
-      } catch {
-        /* unreadable: stays without an id, so it is never treated as equal */
-      }
-    }
+    if (wanted && !live.has(p) && st) fact.entry = diskEntry(full, st);
     facts.set(p, fact);
   }
   return facts;

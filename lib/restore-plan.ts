@@ -31,10 +31,8 @@ export interface DiskFact {
   blocker?: { path: string; kind: DiskKind };
   /** Non-directory entries below a directory that stands where a file is wanted. */
   dirFiles?: string[];
-  /** Blob id of uncaptured content standing where something is wanted (compared, never written). */
-  oid?: string;
-  /** Executable bit of that content. */
-  executable?: boolean;
+  /** Uncaptured content standing where something is wanted, as a tree entry (compared, never written). */
+  entry?: TreeEntry;
 }
 
 export type Action = 'restore' | 'recreate' | 'delete' | 'unchanged' | 'skip';
@@ -139,7 +137,7 @@ function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, di
   const unsafe = unsafePathReason(p);
   if (unsafe) return skip(`unsafe path refused: ${unsafe}`);
   if (sameEntry(live, want)) return { path: p, action: 'unchanged' };
-  if (!live && (disk.kind === 'file' || disk.kind === 'symlink') && disk.oid === want.oid && modeMatches(want, disk)) return { path: p, action: 'unchanged' };
+  if (!live && sameEntry(disk.entry, want)) return { path: p, action: 'unchanged' };
   if (want.mode === GITLINK) return skip('a nested repository (submodule); its content is not captured, so it is left alone');
   if (disk.blocker && !deleting.has(disk.blocker.path)) {
     if (disk.blocker.kind === 'symlink') return skip(`symlink in the path: ${disk.blocker.path}; nothing is written through a symlink`);
@@ -162,11 +160,6 @@ function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, di
   if (disk.kind === 'dir') return skip('a directory is there now; left alone');
   if (disk.kind === 'other') return skip('a special file is there now; left alone');
   return { path: p, action: disk.kind === 'missing' ? 'recreate' : 'restore', want, from: live };
-}
-
-function modeMatches(want: TreeEntry, disk: DiskFact): boolean {
-  if (want.mode === SYMLINK) return disk.kind === 'symlink';
-  return disk.kind === 'file' && (want.mode === '100755') === Boolean(disk.executable);
 }
 
 /**

@@ -14,10 +14,10 @@
  * A kill at any moment leaves either no journal (nothing written yet, or all
  * done and recorded) or a journal that --continue and --abort complete exactly.
  */
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { applyEntries, blobId, gatherDiskFacts, listTree, randomTag, removeTmpFiles, treeChanges, type ApplyEntry, type ApplyFailure, type RepoAccess } from './apply.js';
+import { applyEntries, diskEntry, gatherDiskFacts, listTree, randomTag, removeTmpFiles, treeChanges, tryLstat, type ApplyEntry, type ApplyFailure, type RepoAccess } from './apply.js';
 import { CkptError } from './errors.js';
 import { readJournal, removeJournal, writeJournal, type Journal, type JournalEntry } from './journal.js';
 import { OPERATION_KINDS, SKIPPED_KEPT, type CheckpointRecord, type OperationInfo, type OperationKind, type SkippedPath } from './ledger.js';
@@ -117,20 +117,9 @@ function journalEntries(plan: Plan): JournalEntry[] {
 /** Whether the disk holds `want` at `p` right now (used when a post-capture did not take the path). */
 function diskHolds(root: string, p: string, want: Want): boolean {
   const full = path.join(root, p);
-  let st;
-  try {
-    st = lstatSync(full);
-  } catch {
-    return want === null;
-  }
-  if (want === null) return false;
-  try {
-    if (st.isSymbolicLink()) return want.mode === '120000' && blobId(readlinkSync(full, { encoding: 'buffer' })) === want.oid;
-    if (!st.isFile()) return false;
-    return (want.mode === '100755') === ((st.mode & 0o100) !== 0) && blobId(readFileSync(full)) === want.oid;
-  } catch {
-    return false;
-  }
+  const st = tryLstat(full);
+  if (!st) return want === null;
+  return want !== null && sameEntry(diskEntry(full, st), want);
 }
 
 /**
@@ -207,13 +196,7 @@ function checkSelection(root: string, target: Map<string, TreeEntry>, selection:
     const unsafe = unsafePathReason(s);
     if (unsafe) throw new CkptError('bad-address', `path refused: ${JSON.stringify(s)} (${unsafe})`);
     if (keys.some((k) => isSelected(k, [s]))) continue;
-    let exists = true;
-    try {
-      lstatSync(path.join(root, s));
-    } catch {
-      exists = false;
-    }
-    if (!exists) throw new CkptError('bad-address', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
+    if (!tryLstat(path.join(root, s))) throw new CkptError('bad-address', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
   }
 }
 

@@ -64,6 +64,23 @@ export interface OpenOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+interface CheckedLedger {
+  records: CheckpointRecord[];
+  degraded: DegradedMap;
+}
+
+/**
+ * Resolve an address, minding degraded checkpoints: `latest`, `latest~N` and
+ * `turn:N` skip them; one named explicitly is an error that says what is missing.
+ */
+function resolveIn({ records, degraded }: CheckedLedger, address: string): CheckpointRecord {
+  if (parseAddress(address).kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
+  const record = resolveAddress(records, address);
+  const missing = degraded[record.id];
+  if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
+  return record;
+}
+
 export class Workspace {
   private settingsCache?: Settings;
   private constructor(
@@ -189,11 +206,11 @@ export class Workspace {
 
   /** Undo exactly one checkpoint's own change. */
   async revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
-    const target = await this.resolveChecked(address, !options.dryRun);
+    const view = await this.checked(!options.dryRun);
+    const target = resolveIn(view, address);
     if (target.parent) {
-      const degraded = await this.degraded(!options.dryRun);
-      const known = this.ledger().records.some((r) => r.id === target.parent);
-      if (!known || degraded[target.parent]) {
+      const known = view.records.some((r) => r.id === target.parent);
+      if (!known || view.degraded[target.parent]) {
         throw new CkptError('degraded', `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`);
       }
     }
@@ -214,25 +231,20 @@ export class Workspace {
     });
   }
 
-  /** Degraded checkpoints (commit or root tree missing), from the cached probe. */
-  async degraded(writeCache = true): Promise<DegradedMap> {
-    if (!this.storePaths) return {};
-    return probeDegraded(this.storePaths, this.ledger().records, writeCache);
+  /** The ledger's records with the probe's verdict on them: one read and one probe per command. */
+  private async checked(writeCache = true): Promise<CheckedLedger> {
+    const { records } = this.ledger();
+    return { records, degraded: this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {} };
   }
 
-  /**
-   * Resolve an address, minding degraded checkpoints: `latest`, `latest~N` and
-   * `turn:N` skip them; one named explicitly is an error that says what is missing.
-   */
+  /** Degraded checkpoints (commit or root tree missing), from the cached probe. */
+  async degraded(writeCache = true): Promise<DegradedMap> {
+    return (await this.checked(writeCache)).degraded;
+  }
+
+  /** Resolve an address, minding degraded checkpoints (see resolveIn). */
   async resolveChecked(address: string, writeCache = true): Promise<CheckpointRecord> {
-    const parsed = parseAddress(address);
-    const { records } = this.ledger();
-    const degraded = this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {};
-    if (parsed.kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
-    const record = resolveAddress(records, address);
-    const missing = degraded[record.id];
-    if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
-    return record;
+    return resolveIn(await this.checked(writeCache), address);
   }
 
   /** Apply the retention policy and reclaim space (see gc.ts). */
@@ -318,9 +330,8 @@ export class Workspace {
    * still whole, and `base` says so.
    */
   async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
-    const record = await this.resolveChecked(address);
-    const { records } = this.ledger();
-    const degraded = await this.degraded();
+    const { records, degraded } = await this.checked();
+    const record = resolveIn({ records, degraded }, address);
     let from = EMPTY_TREE;
     let base: { id: string | null; reason: string } | undefined;
     if (record.parent) {
@@ -342,9 +353,10 @@ export class Workspace {
    * files show up too.
    */
   async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
-    const from = await this.resolveChecked(options.from ?? 'latest');
+    const view = await this.checked();
+    const from = resolveIn(view, options.from ?? 'latest');
     let to: string;
-    if (options.to !== undefined) to = (await this.resolveChecked(options.to)).id;
+    if (options.to !== undefined) to = resolveIn(view, options.to).id;
     else to = await this.captureLiveTree();
     return this.diffTrees(from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
   }
@@ -365,7 +377,7 @@ export class Workspace {
     const dirty = latest && !interrupted ? (await this.captureLiveTree()) !== latest.tree : latest ? true : null;
     return {
       workspace: this.location.root,
-      store: this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env),
+      store: this.storeDirPath(),
       git: this.location.userGitDir !== undefined,
       checkpoints: records.length,
       sessions: [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))],

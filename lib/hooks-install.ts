@@ -142,6 +142,12 @@ function isOurs(handler: unknown, spec: AgentSpec): boolean {
   return isObject(handler) && typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
 }
 
+/** How many of our handlers a list item holds: the item itself (flat layout) or its `hooks` (nested). */
+function oursIn(item: unknown, spec: AgentSpec): number {
+  if (spec.layout === 'flat') return isOurs(item, spec) ? 1 : 0;
+  return isObject(item) && Array.isArray(item.hooks) ? item.hooks.filter((h) => isOurs(h, spec)).length : 0;
+}
+
 function hooksTable(config: Json, file: string): Json {
   if (config.hooks === undefined) return {};
   if (!isObject(config.hooks)) throw new CkptError('refused', `${file}: "hooks" is not an object; left untouched`);
@@ -168,16 +174,15 @@ export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Js
     let touched = false;
     const kept: unknown[] = [];
     for (const item of value) {
-      if (spec.layout === 'flat') {
-        if (isOurs(item, spec)) touched = true;
-        else kept.push(item);
+      if (oursIn(item, spec) === 0) {
+        kept.push(item);
         continue;
       }
-      if (isObject(item) && Array.isArray(item.hooks) && item.hooks.some((h) => isOurs(h, spec))) {
-        touched = true;
-        const rest = item.hooks.filter((h) => !isOurs(h, spec));
-        if (rest.length) kept.push({ ...item, hooks: rest });
-      } else kept.push(item);
+      touched = true;
+      if (spec.layout === 'nested') {
+        const rest = ((item as Json).hooks as unknown[]).filter((h) => !isOurs(h, spec));
+        if (rest.length) kept.push({ ...(item as Json), hooks: rest });
+      }
     }
     if (!touched || kept.length) next[event] = touched ? kept : value;
   }
@@ -196,8 +201,8 @@ function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): un
 /** Pure: the config with our handlers wired for every event (idempotent). */
 export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config'): Json {
   const spec = AGENT_SPECS[agent];
-  hooksTable(config, file);
-  for (const w of spec.events) eventList(hooksTable(config, file), w.event, file);
+  const table = hooksTable(config, file);
+  for (const w of spec.events) eventList(table, w.event, file);
   if (isWired(config, agent, script)) return config;
   const base = removeHooks(config, agent, file);
   const hooks: Json = { ...(isObject(base.hooks) ? base.hooks : {}) };
@@ -217,7 +222,7 @@ export function wiredEvents(config: Json, agent: HookAgent): string[] {
     .filter((event) => {
       const list = hooks[event];
       if (!Array.isArray(list)) return false;
-      return list.some((item) => (spec.layout === 'flat' ? isOurs(item, spec) : isObject(item) && Array.isArray(item.hooks) && item.hooks.some((h) => isOurs(h, spec))));
+      return list.some((item) => oursIn(item, spec) > 0);
     });
 }
 
@@ -229,10 +234,7 @@ function isWired(config: Json, agent: HookAgent, script: string): boolean {
   let ours = 0;
   for (const list of Object.values(hooks)) {
     if (!Array.isArray(list)) continue;
-    for (const item of list) {
-      if (spec.layout === 'flat') ours += isOurs(item, spec) ? 1 : 0;
-      else if (isObject(item) && Array.isArray(item.hooks)) ours += item.hooks.filter((h) => isOurs(h, spec)).length;
-    }
+    for (const item of list) ours += oursIn(item, spec);
   }
   if (ours !== spec.events.length) return false;
   return spec.events.every((w) => {

@@ -82,6 +82,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }
+  traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, payload });
   if (logged.length) {
     const fallback = path.join(safeStoreRoot(options.env) ?? tmpdir(), 'hook.log');
     if (!(logFile && appendLog(logFile, logged))) appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
@@ -94,5 +95,28 @@ function safeStoreRoot(env: Record<string, string | undefined>): string | undefi
     return storeRoot(env as NodeJS.ProcessEnv);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * GIT_CKPT_HOOK_TRACE=<absolute file>: one JSON line per hook event, with the
+ * payload as received and what git-ckpt made of it. For debugging a wiring and
+ * for the real-agents suite; off unless the variable is set.
+ */
+function traceEvent(env: Record<string, string | undefined>, entry: { agent: string; phase: string; event: HookEvent; created?: string; payload: string }): void {
+  const file = env.GIT_CKPT_HOOK_TRACE;
+  if (!file || !path.isAbsolute(file)) return;
+  let payload: unknown = entry.payload;
+  try {
+    payload = JSON.parse(entry.payload);
+  } catch {
+    /* kept as text */
+  }
+  const { event } = entry;
+  const line = { time: Date.now(), agent: entry.agent, phase: entry.phase, session: event.session, tool: event.tool, call: event.callId, created: entry.created ?? null, payload };
+  try {
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  } catch {
+    /* tracing never disturbs the hook */
   }
 }

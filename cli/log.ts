@@ -2,7 +2,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { CheckpointRecord } from '../lib/ledger.js';
 import { nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
-import { attribution, cyan, dim, firstPaths, relativeAge, shortId, statsText, yellow } from './format.js';
+import { turnTitleKey } from '../lib/ckpt.js';
+import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {
   n?: number;
@@ -19,15 +20,19 @@ export function jsonRecord(r: CheckpointRecord, degraded = false): Record<string
 }
 
 function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined): string {
-  const who = [degraded ? yellow('⚠ degraded') : '', attribution(r), r.tool ?? '', dim(r.kind)].filter(Boolean).join(' ');
+  const subagent = r.subagent ? cyan(`[subagent ${r.subagent.type ?? r.subagent.id.slice(0, 8)}]`) : '';
+  const failed = r.failed ? red(`✗ failed${r.error ? `: ${r.error}` : ''}`) : '';
+  const who = [degraded ? yellow('⚠ degraded') : '', attribution(r), subagent, r.tool ?? '', dim(r.kind), failed].filter(Boolean).join(' ');
   if (oneline) return `${yellow(shortId(r.id))} ${who} ${statsText(r)} ${r.message || firstPaths(r)}`;
   return `${yellow(shortId(r.id))}  ${dim(relativeAge(r.time).padEnd(15))} ${who}  ${statsText(r)}  ${firstPaths(r)}${r.message ? `  ${cyan(r.message)}` : ''}`;
 }
 
-function groupHeader(r: CheckpointRecord): string {
+function groupHeader(r: CheckpointRecord, titles: Record<string, string>): string {
   if (r.session === null) return '── outside any agent session ──';
   const who = r.agent ? ` (${r.agent})` : '';
-  return `── session ${r.session.length > 16 ? `${r.session.slice(0, 16)}…` : r.session}${who}${r.turn !== null ? ` · turn ${r.turn} (before it: turn:${r.turn}@${r.session.slice(0, 8)})` : ''} ──`;
+  const title = r.turn !== null ? titles[turnTitleKey(r.session, r.turn)] : undefined;
+  const turn = r.turn !== null ? ` · turn ${r.turn}${title ? ` “${title}”` : ''} (before it: turn:${r.turn}@${r.session.slice(0, 8)})` : '';
+  return `── session ${r.session.length > 16 ? `${r.session.slice(0, 16)}…` : r.session}${who}${turn} ──`;
 }
 
 export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
@@ -47,11 +52,13 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
     const ws = openWorkspace(argv);
     const limit = nonNegativeInt('n', argv.n);
     const turn = nonNegativeInt('turn', argv.turn);
-    const { records, total, warnings } = ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
+    const { records, total, warnings, titles } = ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
     warn(warnings);
     const degraded = await ws.degraded();
     if (argv.json) {
-      printJson(records.map((r) => jsonRecord(r, Boolean(degraded[r.id]))));
+      // Every record of a turn shows its title, not only the first one, which carries it in the ledger.
+      const titled = (r: CheckpointRecord) => (r.prompt || r.session === null || r.turn === null ? r : { ...r, prompt: titles[turnTitleKey(r.session, r.turn)] });
+      printJson(records.map((r) => jsonRecord(titled(r), Boolean(degraded[r.id]))));
       return;
     }
     if (total === 0) {
@@ -62,7 +69,7 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
     const grouped = !argv.oneline && records.some((r) => r.session !== null);
     for (const r of records) {
       // Agent sessions read as a story: a header whenever the session or the turn changes.
-      const key = groupHeader(r);
+      const key = groupHeader(r, titles);
       if (grouped && key !== group) {
         process.stdout.write(`${dim(key)}\n`);
         group = key;

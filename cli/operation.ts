@@ -51,7 +51,10 @@ export function printOperation(r: OperationReport, json: boolean): void {
   if (r.dryRun) {
     out.push(`${verb(r)}: dry run, nothing was changed`);
     for (const f of changing) out.push(`  ${ACTION_PAINT[f.action](f.action.padEnd(9))} ${f.path}${f.reason ? dim(`  (${f.reason})`) : ''}`);
-    if (changing.length === 0) out.push('  the workspace already matches; nothing to do');
+    if (changing.length === 0) {
+      // Leftovers (files the checkpoint lacks) are listed below: the workspace matches only without them.
+      out.push(r.leftovers.length ? '  every file of the checkpoint already matches; nothing would be written' : '  the workspace already matches; nothing to do');
+    }
   } else {
     for (const f of changing.filter((f) => f.action === 'skip')) out.push(`skipped: ${f.path} (${f.reason})`);
     for (const f of r.failures) out.push(`failed:  ${f.path}: ${f.error}`);
@@ -66,7 +69,7 @@ export function printOperation(r: OperationReport, json: boolean): void {
   out.push(`${r.dryRun ? 'would be: ' : ''}${countsLine(r)}`);
   if (!r.dryRun) {
     if (r.record) out.push(`${verb(r)} recorded as ${shortId(r.record)}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`);
-    else out.push('the workspace already matches; nothing was written');
+    else out.push(r.leftovers.length ? 'every file of the checkpoint already matched; nothing was written' : 'the workspace already matches; nothing was written');
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }

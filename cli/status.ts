@@ -1,7 +1,7 @@
 /** git ckpt status: where the store is, what it holds, and whether the workspace moved on. */
 import type { Argv, CommandModule } from 'yargs';
 import { openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
-import { formatBytes, relativeAge, shortId } from './format.js';
+import { formatBytes, relativeAge, shortId, skippedLines } from './format.js';
 
 interface StatusArgs extends GlobalArgs {
   json?: boolean;
@@ -27,6 +27,7 @@ export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
       `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
       `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
     ];
+    lines.push(...skippedLines({ skipped: report.uncaptured, skippedCount: report.uncapturedCount }));
     const interrupted = report.interrupted;
     if (interrupted && 'error' in interrupted) lines.push(`interrupted: ${interrupted.error}`);
     else if (interrupted) {

@@ -10,18 +10,29 @@ import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
 import { describeMissing, probeDegraded, type DegradedMap } from './probe.js';
 import { CkptError } from './errors.js';
-import { readLedger, type CheckpointRecord, type LedgerRead } from './ledger.js';
+import { readLedger, type CheckpointRecord, type LedgerRead, type SkippedPath } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { git, type GitArg } from './runner.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { dirSize, initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './workspace.js';
-import { hookMessage, kindForPhase, numberEvent, type HookEvent } from './hook-payload.js';
+import { hookMessage, kindForPhase, promptTitle, type HookEvent } from './hook-payload.js';
+import { numberEvent, titleRecorded, type Numbering } from './turns.js';
 import { updateSessionState } from './sessions.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
 import type { OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions, interruptedOperation } from './restore.js';
 const restoreModule = () => import('./restore.js');
+
+/** What one hook event did: its checkpoint (when something changed), its turn and step. */
+export type HookEventResult = SnapshotResult & {
+  turn: number | null;
+  step: number | null;
+  /** The same event was delivered by a second configuration and was counted once. */
+  duplicate?: boolean;
+  /** A turn-end while a subagent's tool call runs: that call's post takes the changes. */
+  deferred?: boolean;
+};
 
 export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
 
@@ -34,7 +45,14 @@ export interface ListOptions {
   limit?: number;
 }
 
+/** The key of a turn in `ListResult.titles`. */
+export function turnTitleKey(session: string, turn: number): string {
+  return `${session}\0${turn}`;
+}
+
 export interface ListResult {
+  /** Each turn's title (the user's prompt, first line), by turnTitleKey(session, turn). */
+  titles: Record<string, string>;
   /** Newest first. */
   records: CheckpointRecord[];
   /** How many matched before `limit` cut the list. */
@@ -54,6 +72,9 @@ export interface StatusReport {
   latest: CheckpointRecord | null;
   /** Whether the workspace differs from the latest checkpoint (null when there is none). */
   dirty: boolean | null;
+  /** What the workspace holds now that no checkpoint captures (too large, secret …), first SKIPPED_KEPT of them. */
+  uncaptured: SkippedPath[];
+  uncapturedCount: number;
   /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
   interrupted: ReturnType<typeof interruptedOperation> | null;
   warnings: string[];
@@ -158,22 +179,22 @@ export class Workspace {
    * hooks) create one checkpoint. Lock wait and snapshot share the hook budget,
    * counted from `startedAt`.
    */
-  async recordHookEvent(event: HookEvent, startedAt: number): Promise<SnapshotResult & { turn: number | null; step: number | null }> {
+  async recordHookEvent(event: HookEvent, startedAt: number): Promise<HookEventResult> {
     const settings = await this.settings();
     const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
     if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
+    const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
     return this.exclusive(
       async (paths, current) => {
-        let turn: number | null = null;
-        let step: number | null = null;
-        if (event.session !== null) {
-          const numbered = updateSessionState(paths.dir, event.session, (state) => numberEvent(state, event));
-          // Events before the first turn (session start) belong to no turn.
-          turn = numbered.turn > 0 ? numbered.turn : null;
-          step = numbered.step;
-        }
+        const numbered: Numbering | null =
+          event.session === null ? null : updateSessionState(paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
+        const turn = numbered?.turn ?? null;
+        const step = numbered?.step ?? null;
+        if (numbered?.duplicate) return { created: false, duplicate: true, turn, step, skipped: [], skippedCount: 0, elapsedMs: 0 };
+        if (numbered?.defer) return { created: false, deferred: true, turn, step, skipped: [], skippedCount: 0, elapsedMs: 0 };
         const budget = left();
         if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
+        const prompt = numbered?.title ?? undefined;
         const result = await snapshotLocked(this.context(paths, current), {
           kind: kindForPhase(event.phase),
           message: hookMessage(event),
@@ -181,12 +202,22 @@ export class Workspace {
           turn: turn ?? undefined,
           step: step ?? undefined,
           tool: event.tool ?? undefined,
-          agent: event.agent,
-          phase: event.phase,
-          callId: event.callId ?? undefined,
-          input: event.input ?? undefined,
+          hook: {
+            agent: event.agent,
+            phase: event.phase,
+            call: event.callId ?? undefined,
+            input: event.input ?? undefined,
+            ...(event.failed ? { failed: true, error: event.error ?? 'failed' } : {}),
+            subagent: event.subagent ?? undefined,
+            agentTurn: event.turnKey ?? undefined,
+            transcript: event.transcript ?? undefined,
+            prompt,
+          },
           timeBudgetMs: budget,
         });
+        if (result.created && prompt !== undefined && turn !== null && event.session !== null) {
+          updateSessionState(paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
+        }
         return { ...result, turn, step };
       },
       undefined,
@@ -285,7 +316,10 @@ export class Workspace {
     }
     if (options.turn !== undefined) matching = matching.filter((r) => r.turn === options.turn);
     const newestFirst = [...matching].reverse();
-    return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings };
+    // A turn's title rides on its first checkpoint, which `limit` may cut: gather them from all records.
+    const titles: Record<string, string> = {};
+    for (const r of records) if (r.prompt && r.session !== null && r.turn !== null) titles[turnTitleKey(r.session, r.turn)] ??= r.prompt;
+    return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings, titles };
   }
 
   /** Resolve an address against the ledger alone (no degraded check; see resolveChecked). */
@@ -363,10 +397,12 @@ export class Workspace {
 
   /** Stage the live workspace into the shadow index and return its tree, without a checkpoint. */
   async captureLiveTree(): Promise<string> {
-    return this.exclusive(async (paths, settings) => {
-      const result = await snapshotLocked({ location: this.location, paths, settings }, { dryCommit: true });
-      return result.tree!;
-    });
+    return (await this.captureLive()).tree!;
+  }
+
+  /** The live workspace's tree and what it holds that is not captured (too large, secret …), without a checkpoint. */
+  private captureLive(): Promise<SnapshotResult> {
+    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, { dryCommit: true }));
   }
 
   async status(): Promise<StatusReport> {
@@ -374,7 +410,8 @@ export class Workspace {
     const latest = records.at(-1) ?? null;
     const { interruptedOperation } = await restoreModule();
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
-    const dirty = latest && !interrupted ? (await this.captureLiveTree()) !== latest.tree : latest ? true : null;
+    const live = latest && !interrupted ? await this.captureLive() : undefined;
+    const dirty = live ? live.tree !== latest!.tree : latest ? true : null;
     return {
       workspace: this.location.root,
       store: this.storeDirPath(),
@@ -385,6 +422,8 @@ export class Workspace {
       maxBytes: this.storePaths ? (await this.settings()).maxBytes : DEFAULT_SETTINGS.maxBytes,
       latest,
       dirty,
+      uncaptured: live?.skipped ?? [],
+      uncapturedCount: live?.skippedCount ?? 0,
       interrupted,
       warnings,
     };

@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'git' // a git child process failed
   | 'refused' // the runner refused a git call (verb or argument)
   | 'nothing' // an operation that needs a checkpoint found none
-  | 'degraded'; // a checkpoint named explicitly has lost objects
+  | 'degraded' // a checkpoint named explicitly has lost objects
+  | 'internal'; // a bug in git-ckpt: a rule it sets itself was about to be broken
 
 export class CkptError extends Error {
   readonly code: ErrorCode;

@@ -8,10 +8,10 @@
  * themselves: every commit carries its metadata as `Ckpt-*` trailers.
  */
 import { copyFileSync, existsSync } from 'node:fs';
-import { CHECKPOINT_AUTHOR } from './snapshot.js';
-import { LEDGER_SCHEMA, OPERATION_KINDS, readLedger, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
+import { recordFromCommit } from './trailers.js';
+import { readLedger, type CheckpointRecord } from './ledger.js';
 import { indexBlobs } from './objects.js';
-import { git, isObjectId } from './runner.js';
+import { git } from './runner.js';
 import { dirSize, writeFileDurable, type StorePaths } from './store.js';
 
 export interface FsckReport {
@@ -76,62 +76,6 @@ export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, 
     storeBytes: dirSize(paths.dir),
     unreadableLines: warnings,
   };
-}
-
-/** Pure: a ledger record from a checkpoint commit's raw text, or undefined when it is not one of ours. */
-export function recordFromCommit(id: string, raw: string): CheckpointRecord | undefined {
-  const split = raw.indexOf('\n\n');
-  const header = split < 0 ? raw : raw.slice(0, split);
-  const body = split < 0 ? '' : raw.slice(split + 2);
-  let tree: string | undefined;
-  let parent: string | null = null;
-  let author = '';
-  for (const line of header.split('\n')) {
-    if (line.startsWith('tree ')) tree = line.slice(5);
-    else if (line.startsWith('parent ') && parent === null) parent = line.slice(7);
-    else if (line.startsWith('author ')) author = line;
-  }
-  if (!tree || !author.includes(`<${CHECKPOINT_AUTHOR.email}>`)) return undefined;
-  const trailers = new Map<string, string>();
-  for (const line of body.split('\n')) {
-    const m = /^Ckpt-([A-Za-z]+): (.*)$/.exec(line);
-    if (m) trailers.set(m[1]!, m[2]!);
-  }
-  const kind = trailers.get('Kind') as CheckpointKind | undefined;
-  const time = Number(trailers.get('Time'));
-  if (!kind || !Number.isFinite(time)) return undefined;
-  const int = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : null);
-  const stats = /^\+(\d+) ~(\d+) -(\d+)$/.exec(trailers.get('Stats') ?? '');
-  const record: CheckpointRecord = {
-    v: LEDGER_SCHEMA,
-    id,
-    parent,
-    tree,
-    time,
-    session: trailers.get('Session') ?? null,
-    turn: int(trailers.get('Turn')),
-    step: int(trailers.get('Step')),
-    tool: trailers.get('Tool') ?? null,
-    kind,
-    message: body.split('\n')[0] ?? '',
-    stats: { added: Number(stats?.[1] ?? 0), modified: Number(stats?.[2] ?? 0), deleted: Number(stats?.[3] ?? 0) },
-    bytes: 0,
-    paths: [],
-    changed: stats ? Number(stats[1]) + Number(stats[2]) + Number(stats[3]) : 0,
-    skipped: [],
-    skippedCount: 0,
-  };
-  for (const [key, field] of [['Agent', 'agent'], ['Phase', 'phase'], ['Call', 'call'], ['Input', 'input']] as const) {
-    const v = trailers.get(key);
-    if (v !== undefined) record[field] = v;
-  }
-  if (OPERATION_KINDS.includes(kind as OperationKind)) {
-    const target = trailers.get('Target');
-    const guard = trailers.get('Guard');
-    if (!isObjectId(target) || !isObjectId(guard)) return undefined;
-    record.op = { target, guard, journal: '0', counts: { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0, failed: 0 }, failures: [], leftovers: 0 };
-  }
-  return recordProblem(record) ? undefined : record;
 }
 
 /** Pure: order rebuilt records as the ledger had them: by time, a parent before its children. */

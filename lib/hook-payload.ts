@@ -15,13 +15,18 @@
  * a payload that cannot be read yields an unattributed event with the reason.
  */
 
+import { redact } from './redact.js';
+
 export const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
 export type Agent = (typeof AGENTS)[number];
-export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start'] as const;
+export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface HookEvent {
+  /** The agent really running: Copilot and Cursor also run Claude's hooks, and say so in the environment. */
   agent: Agent;
+  /** The agent whose configuration delivered the event (the hook's command line). */
+  via: Agent;
   phase: Phase;
   session: string | null;
   /** The agent's own turn id (prompt_id, turn_id, generation_id), when it gives one. */
@@ -29,8 +34,21 @@ export interface HookEvent {
   /** The agent's tool-call id (tool_use_id), when it gives one. */
   callId: string | null;
   tool: string | null;
-  /** One line about the tool input: the file path, or the command cut to 200 characters. */
+  /** One line about the tool input, never file content: the file path, a patch's paths, the redacted command. */
   input: string | null;
+  /** A tool call that failed (PostToolUseFailure and the like), with the first line of its error, redacted. */
+  failed: boolean;
+  error: string | null;
+  /** The subagent that made the call, when a subagent did. */
+  subagent: { id: string; type: string | null } | null;
+  /** The agent's transcript of the session, when the payload names it. */
+  transcript: string | null;
+  /** The prompt of a turn-start, as the agent sent it (not kept: see promptTitle). */
+  prompt: string | null;
+  /** A prompt the agent injected itself (a background task's completion), not one a person typed. */
+  injected: boolean;
+  /** The payload's own timestamp in ms: the same event delivered through two configurations shares it. */
+  eventTime: number | null;
   /** Where the agent runs: its project directory first, then the payload's cwd. */
   projectDir: string | null;
   cwd: string | null;
@@ -39,6 +57,8 @@ export interface HookEvent {
 }
 
 const INPUT_MAX = 200;
+const ERROR_MAX = 200;
+export const PROMPT_TITLE_MAX = 100;
 
 function str(v: unknown): string | null {
   if (typeof v === 'string' && v.trim() !== '') return v;
@@ -74,22 +94,82 @@ function asObject(v: unknown): Record<string, unknown> | null {
   return null;
 }
 
+/** Keys whose value is a file path. */
+const PATH_KEYS = ['file_path', 'filePath', 'path', 'notebook_path', 'absolute_path', 'target_file'];
+/** Keys whose value is a command line. */
+const COMMAND_KEYS = ['command', 'cmd', 'commandLine', 'command_line'];
+/** Keys that describe a call without carrying file content. */
+const DESCRIPTION_KEYS = ['pattern', 'url', 'query', 'description', 'prompt', 'instruction'];
+
+/** `*** Begin Patch` (Codex apply_patch): its paths with their action, never its content. */
+const PATCH_HEADER = /^\*\*\* (Add|Update|Delete) File: (.+)$/gm;
+const PATCH_MOVE = /^\*\*\* Move to: (.+)$/gm;
+
+/** Pure: `A .env, M src/app.ts` for a patch, or null when the text is not one. */
+export function summarizePatch(text: string): string | null {
+  if (!/^\s*\*\*\* Begin Patch/.test(text)) return null;
+  const letters: Record<string, string> = { Add: 'A', Update: 'M', Delete: 'D' };
+  const items = [...text.matchAll(PATCH_HEADER)].map((m) => `${letters[m[1]!]} ${m[2]!.trim()}`);
+  items.push(...[...text.matchAll(PATCH_MOVE)].map((m) => `R ${m[1]!.trim()}`));
+  return items.length ? items.join(', ') : 'patch';
+}
+
 /**
- * Pure: the one-line summary of a tool input: a file path if there is one,
- * else the command, else a pattern or URL, else the first string argument.
+ * Pure: the one-line summary of a tool input, which never holds file content:
+ * a file path if there is one, else a patch's paths with their action, else the
+ * command, redacted, else a description or pattern, redacted; for anything else
+ * only the argument names.
  */
 export function summarizeInput(input: unknown): string | null {
   const obj = asObject(input);
   if (!obj) return null;
-  const path = pick(obj, 'file_path', 'filePath', 'path', 'notebook_path', 'absolute_path', 'target_file');
+  const path = pick(obj, ...PATH_KEYS);
   if (path) return oneLine(path);
-  const command = pick(obj, 'command', 'cmd', 'commandLine', 'command_line');
-  if (command) return oneLine(command);
-  const other = pick(obj, 'pattern', 'url', 'query', 'description', 'prompt');
-  if (other) return oneLine(other);
-  for (const v of Object.values(obj)) {
-    const s = str(v);
-    if (s) return oneLine(s);
+  const command = pick(obj, ...COMMAND_KEYS, 'patch', 'input');
+  if (command) return summarizePatch(command) ?? oneLine(redact(command));
+  const other = pick(obj, ...DESCRIPTION_KEYS);
+  if (other) return oneLine(redact(other));
+  const keys = Object.keys(obj);
+  return keys.length ? oneLine(`(${keys.join(', ')})`) : null;
+}
+
+/** Pure: a turn's title from its prompt: the first line that has text, redacted, at most 100 characters. */
+export function promptTitle(prompt: string): string | null {
+  const first = prompt.split(/\r?\n/).find((l) => l.trim() !== '');
+  return first ? oneLine(redact(first), PROMPT_TITLE_MAX) : null;
+}
+
+/**
+ * Pure: a prompt the agent submitted itself. Claude Code sends a background
+ * agent's or command's completion as a UserPromptSubmit whose prompt is one
+ * `<task-notification>` element; the same shape with any `*-notification` or
+ * `system-reminder` tag is read the same way. Other agents inject none that
+ * reach their prompt hook (hooks/README.md).
+ */
+export function isInjectedPrompt(prompt: string | null): boolean {
+  if (prompt === null) return false;
+  return /^\s*<([a-z][a-z0-9]*-notification|system-reminder)>/i.test(prompt);
+}
+
+/** Pure: the agent that is really running, from the variables it sets in every hook's environment. */
+export function runningAgent(configAgent: Agent, env: Record<string, string | undefined>): Agent {
+  if (configAgent === 'copilot' || configAgent === 'cursor') return configAgent;
+  if (env.COPILOT_CLI_BINARY_VERSION || env.COPILOT_HOOK_DIR || env.COPILOT_PROJECT_DIR) return 'copilot';
+  if (env.CURSOR_VERSION || env.CURSOR_PROJECT_DIR) return 'cursor';
+  return configAgent;
+}
+
+function firstLine(text: string | null): string | null {
+  if (text === null) return null;
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== '');
+  return line ? oneLine(redact(line), ERROR_MAX) : null;
+}
+
+function timestampMs(v: unknown): number | null {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v !== '') {
+    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+    return Number.isFinite(n) ? n : null;
   }
   return null;
 }
@@ -109,7 +189,8 @@ export function isPhase(v: string): v is Phase {
  */
 export function parseHookPayload(agentArg: string, phaseArg: string, text: string, env: Record<string, string | undefined> = {}): HookEvent {
   const problems: string[] = [];
-  const agent: Agent = isAgent(agentArg) ? agentArg : 'generic';
+  const via: Agent = isAgent(agentArg) ? agentArg : 'generic';
+  const agent = runningAgent(via, env);
   if (!isAgent(agentArg)) problems.push(`unknown agent ${JSON.stringify(agentArg).slice(0, 40)}, read as generic`);
   const phase: Phase = isPhase(phaseArg) ? phaseArg : 'post';
   if (!isPhase(phaseArg)) problems.push(`unknown phase ${JSON.stringify(phaseArg).slice(0, 40)}, taken as post`);
@@ -134,13 +215,39 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
   const input = summarizeInput(inputSource);
   const roots = Array.isArray(payload.workspace_roots) ? payload.workspace_roots : Array.isArray(payload.workspaceRoots) ? payload.workspaceRoots : [];
   const projectDir =
+    str(agent === 'copilot' ? env.COPILOT_PROJECT_DIR : undefined) ??
     str(agent === 'claude' ? env.CLAUDE_PROJECT_DIR : undefined) ??
     str(agent === 'gemini' ? env.GEMINI_PROJECT_DIR : undefined) ??
-    str(agent === 'cursor' ? env.CURSOR_PROJECT_DIR : undefined) ??
+    str(agent === 'cursor' ? env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR : undefined) ??
     str(roots[0]) ??
     null;
   const cwd = pick(payload, 'cwd', 'workspacePath');
-  return { agent, phase, session, turnKey, callId, tool, input, projectDir, cwd, problems };
+  const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
+  const response = payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
+  const errorText = pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? str(response.error) : null);
+  const failed = phase === 'post' && (/failure$/i.test(eventName) || errorText !== null);
+  const agentId = pick(payload, 'agent_id', 'agentId');
+  const prompt = phase === 'turn-start' ? pick(payload, 'prompt', 'user_prompt', 'userPrompt') : null;
+  return {
+    agent,
+    via,
+    phase,
+    session,
+    turnKey,
+    callId,
+    tool,
+    input,
+    failed,
+    error: failed ? (firstLine(errorText) ?? 'failed') : null,
+    subagent: agentId ? { id: agentId, type: pick(payload, 'agent_type', 'agentType') } : null,
+    transcript: pick(payload, 'transcript_path', 'transcriptPath'),
+    prompt,
+    injected: isInjectedPrompt(prompt),
+    eventTime: timestampMs(payload.timestamp),
+    projectDir,
+    cwd,
+    problems,
+  };
 }
 
 /** Pure: what the hook must print on stdout so that the agent proceeds untouched. */
@@ -149,80 +256,9 @@ export function neutralOutput(agent: string): string {
   return agent === 'gemini' || agent === 'cursor' ? '{}\n' : '';
 }
 
-/** Per-session counters kept in the store, for agents that give no turn id or tool-call id. */
-export interface SessionState {
-  /** The current turn number (1-based); 0 before the first turn. */
-  turn: number;
-  /** Agent turn ids already numbered. */
-  turnKeys: Record<string, number>;
-  /** Set by turn-end: the next tool call without a turn id opens a new turn. */
-  ended: boolean;
-  /** Tool calls so far in the current turn. */
-  step: number;
-  /** Tool-call ids already numbered (pre and post of one call share a step). */
-  calls: Record<string, number>;
-  /** A pre without an id is waiting for its post (agents without tool-call ids). */
-  preOpen: boolean;
-}
-
-export function emptySessionState(): SessionState {
-  return { turn: 0, turnKeys: {}, ended: false, step: 0, calls: {}, preOpen: false };
-}
-
-const KEPT_KEYS = 200;
-
-function trim(map: Record<string, number>): Record<string, number> {
-  const keys = Object.keys(map);
-  if (keys.length <= KEPT_KEYS) return map;
-  return Object.fromEntries(keys.slice(-KEPT_KEYS).map((k) => [k, map[k]!]));
-}
-
-/**
- * Pure: number an event's turn and step, and return the next state.
- * - An agent turn id is numbered once; a new one opens a new turn.
- * - Without turn ids, turn-start opens a turn, and so does the first tool call after a turn-end.
- * - pre and post of one call share a step (by tool-call id; without ids, post reuses the last pre's step).
- */
-export function numberEvent(state: SessionState, event: Pick<HookEvent, 'phase' | 'turnKey' | 'callId'>): { turn: number; step: number | null; state: SessionState } {
-  const next: SessionState = { ...state, turnKeys: { ...state.turnKeys }, calls: { ...state.calls } };
-  const openTurn = () => {
-    next.turn += 1;
-    next.step = 0;
-    next.calls = {};
-    next.ended = false;
-    next.preOpen = false;
-  };
-  if (event.turnKey !== null) {
-    const known = next.turnKeys[event.turnKey];
-    if (known === undefined) {
-      openTurn();
-      next.turnKeys[event.turnKey] = next.turn;
-    } else if (known !== next.turn) {
-      // An event of an earlier turn arriving late: attribute it there, leave the counters alone.
-      return { turn: known, step: null, state };
-    }
-  } else if (event.phase === 'turn-start' || next.turn === 0 || (next.ended && (event.phase === 'pre' || event.phase === 'post'))) {
-    if (event.phase !== 'session-start') openTurn();
-  }
-  if (event.phase === 'turn-end') next.ended = true;
-  let step: number | null = null;
-  if (event.phase === 'pre' || event.phase === 'post') {
-    if (event.callId !== null && next.calls[event.callId] !== undefined) step = next.calls[event.callId]!;
-    else if (event.callId === null && event.phase === 'post' && next.preOpen) step = next.step;
-    else {
-      next.step += 1;
-      step = next.step;
-      if (event.callId !== null) next.calls[event.callId] = step;
-    }
-    next.preOpen = event.callId === null && event.phase === 'pre';
-  }
-  next.turnKeys = trim(next.turnKeys);
-  next.calls = trim(next.calls);
-  return { turn: next.turn, step, state: next };
-}
-
 /** Pure: the checkpoint kind for a phase. */
 export function kindForPhase(phase: Phase): 'pre' | 'post' | 'turn' {
+  // subagent-end, like the turn's own end, catches what the calls' post hooks did not.
   return phase === 'pre' ? 'pre' : phase === 'post' ? 'post' : 'turn';
 }
 

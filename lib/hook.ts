@@ -4,7 +4,7 @@
  * only the neutral output it requires, and every problem goes to `hook.log` in
  * the store (or, without a store, next to the store root).
  */
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Workspace } from './ckpt.js';
@@ -66,6 +66,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
 
   let logFile: string | undefined;
   let created: string | undefined;
+  let numbering: Record<string, unknown> = {};
   try {
     const dir = [event.projectDir, event.cwd, options.cwd].find(isDirectory);
     if (!dir) throw new Error('no usable workspace directory in the payload or the environment');
@@ -78,11 +79,14 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     logFile = path.join(ws.storeDirPath(), 'hook.log');
     const result = await ws.recordHookEvent(event, options.startedAt);
     if (result.created) created = result.id;
-    if (result.skippedCount) note(`${result.skippedCount} path(s) not captured: ${result.skipped.slice(0, 5).map((s) => `${s.path} (${s.reason})`).join(', ')}`);
+    numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
+    const skips = result.skippedCount ? `${result.skippedCount} path(s) not captured: ${result.skipped.slice(0, 5).map((s) => `${s.path} (${s.reason})`).join(', ')}` : '';
+    // The same files stay uncaptured on every later call: log a change in that list, not each repeat.
+    if (changedSkipNote(path.join(ws.storeDirPath(), 'hook.skips'), skips) && skips) note(`${skips} (git ckpt status lists them)`);
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }
-  traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, payload });
+  traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, numbering, payload });
   if (logged.length) {
     const fallback = path.join(safeStoreRoot(options.env) ?? tmpdir(), 'hook.log');
     if (!(logFile && appendLog(logFile, logged))) appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
@@ -103,7 +107,7 @@ function safeStoreRoot(env: Record<string, string | undefined>): string | undefi
  * payload as received and what git-ckpt made of it. For debugging a wiring and
  * for the real-agents suite; off unless the variable is set.
  */
-function traceEvent(env: Record<string, string | undefined>, entry: { agent: string; phase: string; event: HookEvent; created?: string; payload: string }): void {
+function traceEvent(env: Record<string, string | undefined>, entry: { agent: string; phase: string; event: HookEvent; created?: string; numbering: Record<string, unknown>; payload: string }): void {
   const file = env.GIT_CKPT_HOOK_TRACE;
   if (!file || !path.isAbsolute(file)) return;
   let payload: unknown = entry.payload;
@@ -113,10 +117,36 @@ function traceEvent(env: Record<string, string | undefined>, entry: { agent: str
     /* kept as text */
   }
   const { event } = entry;
-  const line = { time: Date.now(), agent: entry.agent, phase: entry.phase, session: event.session, tool: event.tool, call: event.callId, created: entry.created ?? null, payload };
+  const line = {
+    time: Date.now(),
+    agent: entry.agent,
+    phase: entry.phase,
+    realAgent: event.agent,
+    session: event.session,
+    tool: event.tool,
+    call: event.callId,
+    ...entry.numbering,
+    created: entry.created ?? null,
+    payload,
+  };
   try {
     appendFileSync(file, `${JSON.stringify(line)}\n`);
   } catch {
     /* tracing never disturbs the hook */
   }
+}
+
+/** Whether the skip note differs from the last one logged (and remember it). */
+function changedSkipNote(file: string, note: string): boolean {
+  try {
+    if (readFileSync(file, 'utf8') === note) return false;
+  } catch {
+    if (note === '') return false;
+  }
+  try {
+    writeFileSync(file, note, { mode: 0o600 });
+  } catch {
+    /* logged again next time */
+  }
+  return true;
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CkptError } from './errors.js';
 import type { Phase } from './hook-payload.js';
-import { writeFileAtomic } from './store.js';
+import { storeRoot, writeFileAtomic } from './store.js';
 
 export type HookAgent = 'claude' | 'codex' | 'gemini' | 'cursor' | 'copilot';
 export const HOOK_AGENTS: readonly HookAgent[] = ['claude', 'codex', 'gemini', 'cursor', 'copilot'];
@@ -25,8 +25,8 @@ export const ENTRY_NAME = 'git-ckpt-hook';
 interface EventWiring {
   event: string;
   phase: Phase;
-  /** Tool events: match every tool, so shell side effects are caught after any call. */
-  allTools?: boolean;
+  /** Tool events: the agent's matcher for the tools that can change files (every tool where it has no such syntax). */
+  tools?: boolean;
 }
 
 interface AgentSpec {
@@ -36,6 +36,13 @@ interface AgentSpec {
   layout: 'nested' | 'flat';
   /** Keys a new file starts with. */
   skeleton: Record<string, unknown>;
+  /**
+   * The matcher of tool events (nested layout): every tool but the read-only ones,
+   * where the agent's matcher is a JavaScript regular expression. A tool not in
+   * the list stays wired, the safe side; edits made while a read-only tool ran
+   * are caught by the next mutating call's pre hook or by the turn's end.
+   */
+  toolMatcher?: string;
   events: EventWiring[];
   handler(command: string, phase: Phase): Record<string, unknown>;
   /** Where the command string lives in a handler. */
@@ -44,18 +51,31 @@ interface AgentSpec {
 
 const TIMEOUT_S = 30;
 
+/** Pure: a JavaScript regular expression that matches every tool name but these. */
+export function allToolsBut(readOnly: readonly string[]): string {
+  return `^(?!(?:${readOnly.join('|')})$)`;
+}
+
+/** Tools that cannot change files, by agent (hooks/README.md lists them). */
+export const READ_ONLY_TOOLS = {
+  claude: ['Read', 'Glob', 'Grep', 'LS', 'WebFetch', 'WebSearch', 'TodoWrite', 'TodoRead', 'NotebookRead', 'ExitPlanMode', 'EnterPlanMode', 'AskUserQuestion', 'BashOutput', 'TaskOutput', 'TaskList', 'TaskGet', 'ListMcpResourcesTool', 'ReadMcpResourceTool', 'ToolSearch'],
+  gemini: ['read_file', 'read_many_files', 'glob', 'grep_search', 'search_file_content', 'list_directory', 'web_fetch', 'google_web_search', 'write_todos', 'ask_user', 'get_internal_docs', 'enter_plan_mode', 'exit_plan_mode'],
+} as const;
+
 /** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
-function claudeStyle(dir: string, file: string, withFailure: boolean): AgentSpec {
+function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatcher: string): AgentSpec {
   return {
     file: { project: `${dir}/${file}`, user: `${dir}/${file}` },
     layout: 'nested',
     skeleton: {},
+    toolMatcher,
     events: [
-      { event: 'PreToolUse', phase: 'pre', allTools: true },
-      { event: 'PostToolUse', phase: 'post', allTools: true },
-      ...(withFailure ? [{ event: 'PostToolUseFailure', phase: 'post' as const, allTools: true }] : []),
+      { event: 'PreToolUse', phase: 'pre', tools: true },
+      { event: 'PostToolUse', phase: 'post', tools: true },
+      ...(withFailure ? [{ event: 'PostToolUseFailure', phase: 'post' as const, tools: true }] : []),
       { event: 'UserPromptSubmit', phase: 'turn-start' },
       { event: 'Stop', phase: 'turn-end' },
+      { event: 'SubagentStop', phase: 'subagent-end' },
       { event: 'SessionStart', phase: 'session-start' },
     ],
     handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
@@ -64,16 +84,18 @@ function claudeStyle(dir: string, file: string, withFailure: boolean): AgentSpec
 }
 
 export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
-  claude: claudeStyle('.claude', 'settings.json', true),
-  // Codex has no PostToolUseFailure; its PostToolUse also fires after a failed shell command.
-  codex: claudeStyle('.codex', 'hooks.json', false),
+  claude: claudeStyle('.claude', 'settings.json', true, allToolsBut(READ_ONLY_TOOLS.claude)),
+  // Codex has no PostToolUseFailure (its PostToolUse also fires after a failed shell command), and
+  // hooks only its shell, apply_patch and MCP tools; its matcher is a Rust regex, without look-ahead.
+  codex: claudeStyle('.codex', 'hooks.json', false, '*'),
   gemini: {
     file: { project: '.gemini/settings.json', user: '.gemini/settings.json' },
     layout: 'nested',
     skeleton: {},
+    toolMatcher: allToolsBut(READ_ONLY_TOOLS.gemini),
     events: [
-      { event: 'BeforeTool', phase: 'pre', allTools: true },
-      { event: 'AfterTool', phase: 'post', allTools: true },
+      { event: 'BeforeTool', phase: 'pre', tools: true },
+      { event: 'AfterTool', phase: 'post', tools: true },
       { event: 'BeforeAgent', phase: 'turn-start' },
       { event: 'AfterAgent', phase: 'turn-end' },
       { event: 'SessionStart', phase: 'session-start' },
@@ -92,6 +114,7 @@ export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
       { event: 'postToolUseFailure', phase: 'post' },
       { event: 'beforeSubmitPrompt', phase: 'turn-start' },
       { event: 'stop', phase: 'turn-end' },
+      { event: 'subagentStop', phase: 'subagent-end' },
       { event: 'sessionStart', phase: 'session-start' },
     ],
     handler: (command) => ({ command, timeout: TIMEOUT_S }),
@@ -107,6 +130,7 @@ export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
       { event: 'postToolUseFailure', phase: 'post' },
       { event: 'userPromptSubmitted', phase: 'turn-start' },
       { event: 'agentStop', phase: 'turn-end' },
+      { event: 'subagentStop', phase: 'subagent-end' },
       { event: 'sessionStart', phase: 'session-start' },
     ],
     handler: (command) => ({ type: 'command', bash: command, timeoutSec: TIMEOUT_S }),
@@ -195,7 +219,7 @@ export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Js
 function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): unknown {
   const handler = spec.handler(command, wiring.phase);
   if (spec.layout === 'flat') return handler;
-  return wiring.allTools ? { matcher: '*', hooks: [handler] } : { hooks: [handler] };
+  return wiring.tools ? { matcher: spec.toolMatcher ?? '*', hooks: [handler] } : { hooks: [handler] };
 }
 
 /** Pure: the config with our handlers wired for every event (idempotent). */
@@ -277,13 +301,28 @@ function readConfig(file: string): Json | undefined {
   return parsed;
 }
 
-function writeConfig(file: string, config: Json, hadFile: boolean): string | undefined {
+/**
+ * Pure: where the backup of a config file goes: under the store root, never
+ * next to the file, where it would show in the user's `git status` and in the
+ * first checkpoint. One per change, named by time and the file's path.
+ */
+export function backupPath(file: string, root: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const name = path.resolve(file).replace(/^[A-Za-z]:/, '').split(/[\\/]+/).filter(Boolean).join('_').replace(/[^A-Za-z0-9._-]/g, '_');
+  return path.join(root, 'backups', `${stamp}-${name.slice(-150)}`);
+}
+
+function backUp(file: string, env: NodeJS.ProcessEnv): string {
+  let backup = backupPath(file, storeRoot(env));
+  mkdirSync(path.dirname(backup), { recursive: true, mode: 0o700 });
+  for (let n = 2; existsSync(backup); n++) backup = `${backupPath(file, storeRoot(env))}.${n}`;
+  copyFileSync(file, backup);
+  return backup;
+}
+
+function writeConfig(file: string, config: Json, hadFile: boolean, env: NodeJS.ProcessEnv): string | undefined {
   mkdirSync(path.dirname(file), { recursive: true });
-  let backup: string | undefined;
-  if (hadFile) {
-    backup = `${file}.git-ckpt.bak`;
-    copyFileSync(file, backup);
-  }
+  const backup = hadFile ? backUp(file, env) : undefined;
   writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`);
   return backup;
 }
@@ -294,15 +333,15 @@ export interface InstallResult extends HookTarget {
   events: string[];
 }
 
-export function installHooks(target: HookTarget, script = entryScriptPath()): InstallResult {
+export function installHooks(target: HookTarget, script = entryScriptPath(), env: NodeJS.ProcessEnv = process.env): InstallResult {
   const current = readConfig(target.file);
   const next = mergeHooks(current ?? {}, target.agent, script, target.file);
   const changed = current === undefined || JSON.stringify(next) !== JSON.stringify(current);
-  const backup = changed ? writeConfig(target.file, next, current !== undefined) : undefined;
+  const backup = changed ? writeConfig(target.file, next, current !== undefined, env) : undefined;
   return { ...target, changed, ...(backup ? { backup } : {}), events: wiredEvents(next, target.agent) };
 }
 
-export function uninstallHooks(target: HookTarget): InstallResult {
+export function uninstallHooks(target: HookTarget, env: NodeJS.ProcessEnv = process.env): InstallResult {
   const current = readConfig(target.file);
   if (current === undefined) return { ...target, changed: false, events: [] };
   const next = removeHooks(current, target.agent, target.file);
@@ -310,11 +349,11 @@ export function uninstallHooks(target: HookTarget): InstallResult {
   const spec = AGENT_SPECS[target.agent];
   // Our own file (Copilot's git-ckpt.json) with nothing else in it goes away.
   if (path.basename(target.file) === 'git-ckpt.json' && Object.keys(next).every((k) => k in spec.skeleton)) {
-    copyFileSync(target.file, `${target.file}.git-ckpt.bak`);
+    const backup = backUp(target.file, env);
     rmSync(target.file);
-    return { ...target, changed: true, backup: `${target.file}.git-ckpt.bak`, events: [] };
+    return { ...target, changed: true, backup, events: [] };
   }
-  const backup = writeConfig(target.file, next, true);
+  const backup = writeConfig(target.file, next, true, env);
   return { ...target, changed: true, ...(backup ? { backup } : {}), events: [] };
 }
 

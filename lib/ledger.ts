@@ -79,7 +79,24 @@ export interface CheckpointRecord {
   phase?: string;
   call?: string;
   input?: string;
+  /** A tool call that failed, and the first line of its error (redacted). */
+  failed?: boolean;
+  error?: string;
+  /** The subagent that made the tool call. */
+  subagent?: { id: string; type: string | null };
+  /** The agent's own turn id (Claude prompt_id, Codex turn_id, Cursor generation_id) and its transcript. */
+  agentTurn?: string;
+  transcript?: string;
+  /** The turn's title: the first line of the user's prompt (redacted), on the turn's first checkpoint. */
+  prompt?: string;
 }
+
+/** What a hook event adds to its checkpoint's record. */
+export type HookFields = Required<Pick<CheckpointRecord, 'agent' | 'phase'>> &
+  Pick<CheckpointRecord, 'call' | 'input' | 'failed' | 'error' | 'subagent' | 'agentTurn' | 'transcript' | 'prompt'>;
+
+/** The record's text fields that come from an agent's payload. */
+export const HOOK_TEXT_FIELDS = ['agent', 'phase', 'call', 'input', 'error', 'agentTurn', 'transcript', 'prompt'] as const;
 
 export const PATHS_KEPT = 20;
 export const SKIPPED_KEPT = 200;
@@ -113,8 +130,13 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
   const s = r.stats;
   if (!s || !Number.isInteger(s.added) || !Number.isInteger(s.modified) || !Number.isInteger(s.deleted)) return 'bad stats';
   if (!Array.isArray(r.paths) || !Array.isArray(r.skipped)) return 'bad path lists';
-  for (const key of ['agent', 'phase', 'call', 'input'] as const) {
+  for (const key of HOOK_TEXT_FIELDS) {
     if (r[key] !== undefined && typeof r[key] !== 'string') return `bad ${key}`;
+  }
+  if (r.failed !== undefined && typeof r.failed !== 'boolean') return 'bad failed';
+  if (r.subagent !== undefined) {
+    const a = r.subagent as { id?: unknown; type?: unknown } | null;
+    if (!a || typeof a !== 'object' || typeof a.id !== 'string' || !nullableString(a.type)) return 'bad subagent';
   }
   const isOperation = OPERATION_KINDS.includes(r.kind as OperationKind);
   if (isOperation !== (r.op !== undefined)) return 'operation record without operation details';
@@ -217,6 +239,9 @@ export function assertWritableSchema(newestSchema: number): void {
 }
 
 export function appendRecord(file: string, record: CheckpointRecord): void {
+  // Validated on write with the reader's own check: a record the reader would drop never lands.
+  const problem = recordProblem(record);
+  if (problem) throw new CkptError('internal', `refusing to write a ledger record that would not read back (${problem})`);
   const fd = openSync(file, 'a+', 0o600);
   try {
     // A torn last line (a writer killed mid-write) must not swallow this record.

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { emptySessionState, type SessionState } from './hook-payload.js';
+import { emptySessionState, reviveSessionState, type SessionState } from './turns.js';
 
 const SESSIONS_KEPT = 50;
 
@@ -25,16 +25,10 @@ function readTable(storeDir: string): SessionTable {
   return {};
 }
 
-function validState(s: unknown): s is SessionState {
-  const v = s as SessionState;
-  return !!v && Number.isInteger(v.turn) && Number.isInteger(v.step) && typeof v.turnKeys === 'object' && typeof v.calls === 'object';
-}
-
 /** Apply `update` to one session's state and persist it; the caller holds the workspace lock. */
 export function updateSessionState<T extends { state: SessionState }>(storeDir: string, session: string, update: (state: SessionState) => T): T {
-  const table = readTable(storeDir);
-  const current = table[session];
-  const result = update(validState(current) ? current : emptySessionState());
+  const table = readTable(storeDir) as Record<string, unknown>;
+  const result = update(reviveSessionState(table[session]) ?? emptySessionState());
   // Re-insert at the end: key order is recency, and the oldest sessions are dropped.
   delete table[session];
   table[session] = result.state;

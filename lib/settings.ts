@@ -27,6 +27,8 @@ export interface Settings {
   keep: number;
   maxAgeMs: number;
   maxBytes: number;
+  /** Keep the first line of each prompt (redacted) as its turn's title. */
+  recordPrompts: boolean;
 }
 
 export const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
@@ -44,7 +46,16 @@ export const DEFAULT_SETTINGS: Settings = {
   keep: 500,
   maxAgeMs: 30 * 24 * 3600 * 1000,
   maxBytes: 2 * 1024 ** 3,
+  recordPrompts: true,
 };
+
+/** git's boolean syntax. */
+export function parseGitBool(key: string, value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (['true', 'yes', 'on', '1', ''].includes(v)) return true;
+  if (['false', 'no', 'off', '0'].includes(v)) return false;
+  throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected true or false)`);
+}
 
 /** git's integer syntax: an optional k, m or g suffix, powers of 1024. */
 export function parseGitSize(key: string, value: string): number {
@@ -99,6 +110,9 @@ export function settingsFromConfigList(listing: string): Settings {
         break;
       case 'maxbytes':
         settings.maxBytes = parseGitSize('maxBytes', value);
+        break;
+      case 'recordprompts':
+        settings.recordPrompts = parseGitBool('recordPrompts', value);
         break;
       case 'hookbudget':
         settings.hookBudgetMs = Math.min(HOOK_BUDGET_CAP_MS, parseDuration('hookBudget', value));

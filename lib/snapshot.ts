@@ -14,8 +14,9 @@ import { probeDegraded } from './probe.js';
 import path from 'node:path';
 import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, NO_SECRETS, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
-import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type OperationInfo, type SkippedPath } from './ledger.js';
+import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type HookFields, type OperationInfo, type SkippedPath } from './ledger.js';
 import { TMP_PREFIX } from './paths.js';
+import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
 import { findDebris, keepAllPacks, looseObjects } from './objects.js';
 import { git, splitZ, type GitCall } from './runner.js';
 import type { Settings } from './settings.js';
@@ -29,11 +30,8 @@ export interface SnapshotOptions {
   step?: number;
   tool?: string;
   kind?: CheckpointKind;
-  /** Agent hooks: which agent, which phase, its tool-call id, and a one-line summary of the tool input. */
-  agent?: string;
-  phase?: string;
-  callId?: string;
-  input?: string;
+  /** Agent hooks: who made the change and how (agent, phase, tool call, input summary, failure, subagent, turn title). */
+  hook?: HookFields;
   /** Override the time budget (ms); 0 disables it. */
   timeBudgetMs?: number;
   /** Called while files are hashed. */
@@ -75,7 +73,6 @@ export interface SnapshotResult {
 /** git's well-known empty tree (SHA-1 repositories, which is what the shadow repository is). */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
-export const CHECKPOINT_AUTHOR = { name: 'git-ckpt', email: 'git-ckpt@localhost.invalid' };
 
 /**
  * zlib level of the packs snapshots stream into. git's default (6) spent a
@@ -420,27 +417,6 @@ export function refreshDue(stamp: Pick<Stamp, 'refreshed' | 'staged'> | undefine
 const RACY_SETTLE_MS = 1500;
 const REFRESH_EVERY_MS = 30_000;
 
-function oneLine(value: string, max = 200): string {
-  const flat = value.replace(/[\r\n\t]+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** Pure: the commit message, with the metadata as trailers (fsck --rebuild-ledger reads them back). */
-export function commitMessage(record: Omit<CheckpointRecord, 'id' | 'tree' | 'parent' | 'v'>): string {
-  const trailers: string[] = [`Ckpt-Kind: ${record.kind}`, `Ckpt-Time: ${record.time}`];
-  if (record.session !== null) trailers.push(`Ckpt-Session: ${oneLine(record.session)}`);
-  if (record.turn !== null) trailers.push(`Ckpt-Turn: ${record.turn}`);
-  if (record.step !== null) trailers.push(`Ckpt-Step: ${record.step}`);
-  if (record.tool !== null) trailers.push(`Ckpt-Tool: ${oneLine(record.tool)}`);
-  trailers.push(`Ckpt-Stats: +${record.stats.added} ~${record.stats.modified} -${record.stats.deleted}`);
-  if (record.op) trailers.push(`Ckpt-Target: ${record.op.target}`, `Ckpt-Guard: ${record.op.guard}`);
-  if (record.agent) trailers.push(`Ckpt-Agent: ${oneLine(record.agent)}`);
-  if (record.phase) trailers.push(`Ckpt-Phase: ${oneLine(record.phase)}`);
-  if (record.call) trailers.push(`Ckpt-Call: ${oneLine(record.call)}`);
-  if (record.input) trailers.push(`Ckpt-Input: ${oneLine(record.input)}`);
-  return `${oneLine(record.message || `${record.kind} checkpoint`, 500)}\n\n${trailers.join('\n')}\n`;
-}
-
 async function changedPaths(ctx: SnapshotContext, parent: string | null, commit: string, signal: AbortSignal): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[] }> {
   const args: GitCall['args'] = ['-r', '-z', '--no-renames', '--no-commit-id', '--raw'];
   args.push({ oid: parent ?? EMPTY_TREE }, { oid: commit });
@@ -600,10 +576,7 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
       changed: 0,
       ...skippedView,
       ...(opts.operation ? { op: await opts.operation(tree) } : {}),
-      ...(opts.agent ? { agent: opts.agent } : {}),
-      ...(opts.phase ? { phase: opts.phase } : {}),
-      ...(opts.callId ? { call: opts.callId } : {}),
-      ...(opts.input ? { input: opts.input } : {}),
+      ...opts.hook,
     };
     const isoDate = `@${Math.floor(now / 1000)} +0000`;
     const commitArgs: GitCall['args'] = [{ oid: tree }];

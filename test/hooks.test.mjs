@@ -9,6 +9,7 @@ const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
 const payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
 const address = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
+const turns = await import(path.join(ROOT, 'dist', 'lib', 'turns.js'));
 
 /** Run the real entry script as an agent would: payload on stdin, the agent's environment. */
 function hook(box, agent, phase, payload, { env = {}, cwd = box.ws, script = ENTRY } = {}) {
@@ -208,8 +209,9 @@ test('the hook gives up cleanly when the lock stays busy past its budget, and lo
 });
 
 test('turns and steps: agent ids where given, counters where not; turn:N addresses the state before turn N', async (t) => {
-  let state = payloads.emptySessionState();
+  let state = turns.emptySessionState();
   const seen = [];
+  const base = { agent: 'claude', via: 'claude', injected: false, subagent: null, eventTime: null };
   for (const e of [
     { phase: 'session-start', turnKey: null, callId: null },
     { phase: 'turn-start', turnKey: null, callId: null },
@@ -223,11 +225,11 @@ test('turns and steps: agent ids where given, counters where not; turn:N address
     { phase: 'post', turnKey: 'p9', callId: 'a' },
     { phase: 'post', turnKey: 'p9', callId: 'b' },
   ]) {
-    const n = payloads.numberEvent(state, e);
+    const n = turns.numberEvent(state, { ...base, ...e }, 0);
     state = n.state;
     seen.push([n.turn, n.step]);
   }
-  t.deepEqual(seen, [[0, null], [1, null], [1, 1], [1, 1], [1, 2], [1, null], [2, 1], [3, 1], [3, 2], [3, 1], [3, 2]]);
+  t.deepEqual(seen, [[null, null], [1, null], [1, 1], [1, 1], [1, 2], [1, null], [2, 1], [3, 1], [3, 2], [3, 1], [3, 2]]);
 
   const rec = (id, session, turn, kind, phase, parent) => ({ id, session, turn, kind, phase, parent });
   const records = [
@@ -286,7 +288,9 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     t.is(result.events.length, install.AGENT_SPECS[agent].events.length);
     const merged = JSON.parse(readFileSync(file, 'utf8'));
     if (config) {
-      t.deepEqual(JSON.parse(readFileSync(`${file}.git-ckpt.bak`, 'utf8')), config, `${agent}: backup of the previous content`);
+      t.deepEqual(JSON.parse(readFileSync(result.backup, 'utf8')), config, `${agent}: backup of the previous content`);
+      t.true(result.backup.startsWith(path.join(box.store, 'backups') + path.sep), `${agent}: the backup is kept in the store root, outside the workspace`);
+      t.false(existsSync(`${file}.git-ckpt.bak`));
       t.deepEqual(install.removeHooks(merged, agent), { ...config }, `${agent}: every other setting and hook kept`);
     }
     const bytes = readFileSync(file);
@@ -297,7 +301,7 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     const wired = install.wiredEvents(merged, agent);
     t.true(wired.length > 0);
     const off = await ckpt(box, ['hooks', 'uninstall', '--agent', agent]);
-    t.is(off.code, 0);
+    t.is(off.code, 0, off.stderr);
     if (config) t.deepEqual(JSON.parse(readFileSync(file, 'utf8')), config, `${agent}: uninstall leaves the rest as it was`);
     else t.false(existsSync(file), 'our own file goes away when empty');
   }

@@ -5,7 +5,7 @@ import ignore from 'ignore';
 import { ROOT } from './helpers.mjs';
 
 const lib = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
-const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'snapshot.js'));
+const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
 
 const rec = (id, extra = {}) => ({ v: 1, id, parent: null, tree: 'f'.repeat(40), time: 0, session: null, turn: null, step: null, tool: null, kind: 'manual', message: '', stats: { added: 0, modified: 0, deleted: 0 }, bytes: 0, paths: [], changed: 0, skipped: [], skippedCount: 0, ...extra });
 

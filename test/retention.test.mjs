@@ -6,7 +6,8 @@ import path from 'node:path';
 import { CLI, ROOT, ckpt, ckptJson, ledgerLines, sandbox, sh, shadowGit, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 const { planRetention, DEFAULT_RETENTION } = await import(path.join(ROOT, 'dist', 'lib', 'retention.js'));
-const { recordFromCommit, orderRecords } = await import(path.join(ROOT, 'dist', 'lib', 'fsck.js'));
+const { orderRecords } = await import(path.join(ROOT, 'dist', 'lib', 'fsck.js'));
+const { recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
 
 const DAY = 86_400_000;
 const rec = (id, session, time, extra = {}) => ({ id, session, time, bytes: 100, parent: null, tree: 't', kind: 'post', ...extra });

@@ -1,0 +1,173 @@
+/**
+ * Pure: numbering hook events into turns and steps, per agent session.
+ *
+ * - A turn is a prompt a person submitted. A prompt the agent injects (a
+ *   background task's completion) stays in the current turn.
+ * - The agent's own ids decide where they exist: its turn id (prompt_id,
+ *   turn_id, generation_id) names the turn, its tool-call id the step, so a post
+ *   that arrives late (a background subagent's, after the turn ended or the next
+ *   prompt began) is attributed to its own call, not to the order of arrival.
+ * - Without ids, turn-start opens a turn, and so does the first tool call after
+ *   a turn-end; a post takes the step of the pre before it.
+ * - One event delivered twice (Copilot and Cursor also run Claude's hooks) is
+ *   counted once: the agent's own timestamp, tool-call id or turn id names it.
+ */
+import type { HookEvent } from './hook-payload.js';
+
+export interface SessionState {
+  /** The current turn number (1-based); 0 before the first turn. */
+  turn: number;
+  /** Agent turn ids already numbered, to their turn. */
+  turnKeys: Record<string, number>;
+  /** Set by turn-end: the next tool call without a turn id opens a new turn. */
+  ended: boolean;
+  /** Tool calls so far in the current turn. */
+  step: number;
+  /** Tool-call ids already numbered, to their [turn, step] (kept across turns for late posts). */
+  calls: Record<string, [number, number | null]>;
+  /** A pre without an id is waiting for its post (agents without tool-call ids). */
+  preOpen: boolean;
+  /** Subagent tool calls whose post has not come yet, to the time their pre came. */
+  running: Record<string, number>;
+  /** The current turn's title, until a checkpoint carries it. */
+  title: string | null;
+  /** Keys of recent events, to count an event delivered twice once. */
+  seen: string[];
+}
+
+export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey' | 'callId' | 'injected' | 'subagent' | 'eventTime'> & {
+  /** The prompt's title (turn-start), already redacted; null when prompts are not recorded. */
+  title?: string | null;
+};
+
+export interface Numbering {
+  /** null before the session's first turn. */
+  turn: number | null;
+  step: number | null;
+  /** The same event was already counted (delivered by a second configuration): record nothing. */
+  duplicate: boolean;
+  /**
+   * A turn-end while a subagent's tool call is still running: its post will
+   * capture what it wrote, attributed to it, so the turn-end takes nothing now.
+   */
+  defer: boolean;
+  /** The title for a checkpoint made now in the current turn (the turn's first). */
+  title: string | null;
+  state: SessionState;
+}
+
+export function emptySessionState(): SessionState {
+  return { turn: 0, turnKeys: {}, ended: false, step: 0, calls: {}, preOpen: false, running: {}, title: null, seen: [] };
+}
+
+/** Pure: whether a stored value is a usable state (older git-ckpt wrote fewer fields: those are filled in). */
+export function reviveSessionState(value: unknown): SessionState | undefined {
+  const v = value as Partial<SessionState> | null;
+  if (!v || typeof v !== 'object' || !Number.isInteger(v.turn) || !Number.isInteger(v.step) || typeof v.turnKeys !== 'object' || v.turnKeys === null) return undefined;
+  const calls: SessionState['calls'] = {};
+  for (const [id, at] of Object.entries((v.calls ?? {}) as Record<string, unknown>)) {
+    if (Array.isArray(at) && Number.isInteger(at[0])) calls[id] = [at[0] as number, Number.isInteger(at[1]) ? (at[1] as number) : null];
+    else if (Number.isInteger(at)) calls[id] = [v.turn!, at as number];
+  }
+  return {
+    ...emptySessionState(),
+    turn: v.turn!,
+    turnKeys: v.turnKeys as Record<string, number>,
+    ended: Boolean(v.ended),
+    step: v.step!,
+    calls,
+    preOpen: Boolean(v.preOpen),
+    running: v.running && typeof v.running === 'object' ? v.running : {},
+    title: typeof v.title === 'string' ? v.title : null,
+    seen: Array.isArray(v.seen) ? v.seen.filter((k): k is string => typeof k === 'string') : [],
+  };
+}
+
+const KEPT_KEYS = 200;
+const SEEN_KEPT = 64;
+/** A subagent call older than this is taken as lost (its post will never come). */
+export const RUNNING_STALE_MS = 10 * 60_000;
+
+function trim<T>(map: Record<string, T>, keep = KEPT_KEYS): Record<string, T> {
+  const keys = Object.keys(map);
+  if (keys.length <= keep) return map;
+  return Object.fromEntries(keys.slice(-keep).map((k) => [k, map[k]!]));
+}
+
+/** Agents that also run another agent's hook configuration, so one event may arrive twice. */
+const CROSS_LOADING = new Set(['copilot', 'cursor']);
+
+/** Pure: the key that names one real event, or null when the payload has nothing to tell two events apart. */
+export function eventKey(e: NumberedEvent): string | null {
+  if (e.eventTime === null && e.callId === null && e.turnKey === null) return null;
+  return [e.phase, e.eventTime ?? '', e.callId ?? '', e.turnKey ?? ''].join('|');
+}
+
+/** Pure: number one event and return the next state (the input is not changed). */
+export function numberEvent(state: SessionState, event: NumberedEvent, now: number): Numbering {
+  const next: SessionState = { ...state, turnKeys: { ...state.turnKeys }, calls: { ...state.calls }, running: { ...state.running }, seen: [...state.seen] };
+
+  if (CROSS_LOADING.has(event.agent) || event.agent !== event.via) {
+    const key = eventKey(event);
+    if (key !== null) {
+      if (next.seen.includes(key)) return { turn: state.turn || null, step: null, duplicate: true, defer: false, title: null, state };
+      next.seen = [...next.seen, key].slice(-SEEN_KEPT);
+    }
+  }
+
+  const openTurn = (title: string | null) => {
+    next.turn += 1;
+    next.step = 0;
+    next.ended = false;
+    next.preOpen = false;
+    next.title = title;
+  };
+  const realPrompt = event.phase === 'turn-start' && !(event.injected && next.turn > 0);
+  let turn = next.turn;
+  if (event.turnKey !== null && next.turnKeys[event.turnKey] !== undefined) {
+    turn = next.turnKeys[event.turnKey]!;
+  } else if (event.phase === 'turn-start') {
+    if (realPrompt) openTurn(event.title ?? null);
+    else next.ended = false;
+    turn = next.turn;
+  } else if (event.phase !== 'session-start' && (next.turn === 0 || event.turnKey !== null || (next.ended && (event.phase === 'pre' || event.phase === 'post')))) {
+    // A tool call in a new turn whose prompt hook never fired (hooks installed mid-session, or no prompt hook).
+    openTurn(null);
+    turn = next.turn;
+  }
+  if (event.turnKey !== null && next.turnKeys[event.turnKey] === undefined && next.turn > 0) next.turnKeys[event.turnKey] = turn;
+
+  let step: number | null = null;
+  if (event.phase === 'pre' || event.phase === 'post') {
+    const known = event.callId !== null ? next.calls[event.callId] : undefined;
+    if (known) {
+      [turn, step] = known;
+    } else if (turn !== next.turn) {
+      // A new call of an earlier turn (a background subagent after the next prompt): its turn, no step.
+      if (event.callId !== null) next.calls[event.callId] = [turn, null];
+    } else if (event.callId === null && event.phase === 'post' && next.preOpen) {
+      step = next.step;
+    } else {
+      next.step += 1;
+      step = next.step;
+      if (event.callId !== null) next.calls[event.callId] = [turn, step];
+    }
+    if (turn === next.turn) next.preOpen = event.callId === null && event.phase === 'pre';
+    if (event.callId !== null && event.subagent) {
+      if (event.phase === 'pre') next.running[event.callId] = now;
+      else delete next.running[event.callId];
+    } else if (event.callId !== null && event.phase === 'post') delete next.running[event.callId];
+  }
+  for (const [id, since] of Object.entries(next.running)) if (now - since > RUNNING_STALE_MS) delete next.running[id];
+  const defer = event.phase === 'turn-end' && Object.keys(next.running).length > 0;
+  if (event.phase === 'turn-end' && turn === next.turn) next.ended = true;
+
+  next.turnKeys = trim(next.turnKeys);
+  next.calls = trim(next.calls);
+  return { turn: turn > 0 ? turn : null, step, duplicate: false, defer, title: turn === next.turn && turn > 0 ? next.title : null, state: next };
+}
+
+/** Pure: the state after a checkpoint carried the turn's title. */
+export function titleRecorded(state: SessionState, turn: number): SessionState {
+  return state.turn === turn ? { ...state, title: null } : state;
+}

@@ -1,0 +1,333 @@
+// What real agent sessions exposed: secrets in payloads, injected prompts, background subagents,
+// failed calls, the agents' own ids, one event delivered by two configs, repeated skip lines.
+// The event sequences follow what Claude Code 2.1.332, Codex 0.171, Copilot CLI 1.0.102 and
+// Gemini CLI 0.61 sent (the real agents themselves run in `npm run test:agents`).
+import test from 'ava';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState } from './helpers.mjs';
+
+const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
+const { redact, REDACTION_RULES } = await import(path.join(ROOT, 'dist', 'lib', 'redact.js'));
+const payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
+const turns = await import(path.join(ROOT, 'dist', 'lib', 'turns.js'));
+const { commitMessage, recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
+
+function hook(box, agent, phase, payload, env = {}) {
+  return run(box, 'sh', [ENTRY, agent, phase], { env, input: JSON.stringify(payload) });
+}
+
+/** Every text in the store: ledger, logs, session state, and every object (commit messages included). */
+function storeText(box) {
+  const dir = storeDir(box);
+  const files = ['ledger.jsonl', 'hook.log', 'sessions.json'].filter((f) => existsSync(path.join(dir, f)));
+  return files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n') + shadowGit(box, ['cat-file', '--batch-all-objects', '--batch'], 'latin1');
+}
+
+// One example per rule of the table: the secret goes, the shape stays.
+const SECRETS = [
+  ['private key block', 'cat <<EOF > k\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nEOF', 'b3BlbnNzaC1rZXktdjEAAAAA'],
+  ['authorization header', `curl -H 'Authorization: Bearer abc123.def456-ghi' https://api.example.com`, 'abc123.def456-ghi'],
+  ['bearer or basic credentials', 'http GET example.com "Basic dXNlcjpwYXNzd29yZA=="', 'dXNlcjpwYXNzd29yZA=='],
+  ['credentials in a URL', 'git clone https://alice:hunter2pass@example.com/repo.git', 'hunter2pass'],
+  ['OpenAI or Anthropic key (sk-…)', 'export X=1; llm --key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv', 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv'],
+  ['Stripe key', 'stripe charge --api sk_live_51HfakeFAKEfake0000', 'sk_live_51HfakeFAKEfake0000'],
+  ['GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)', 'gh auth login --with ghp_0123456789abcdefghijABCDEFGHIJ', 'ghp_0123456789abcdefghijABCDEFGHIJ'],
+  ['GitHub fine-grained token (github_pat_)', 'echo github_pat_11ABCDEFG0123456789_abcdefghijklmnop | gh auth login', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnop'],
+  ['AWS access key id (AKIA…, ASIA…)', 'aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE', 'AKIAIOSFODNN7EXAMPLE'],
+  ['Slack token (xox…-)', 'slack-notify xoxb-123456789012-abcdefghijkl', 'xoxb-123456789012-abcdefghijkl'],
+  ['Google API key (AIza…)', 'gcloud --key AIzaSyA1234567890abcdefghijklmnopqrstuv', 'AIzaSyA1234567890abcdefghijklmnopqrstuv'],
+  ['npm token (npm_…)', 'npm config set //registry/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789', 'npm_abcdefghijklmnopqrstuvwxyz0123456789'],
+  ['JSON web token', 'curl -d token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N'],
+  ['password or token flag (--password=…, --token …)', 'psql --password=s3cr3t-pw && vault login --token hvs.CAESIJ', 's3cr3t-pw'],
+  ['attached password flag (-pVALUE)', 'docker exec db mysql -uroot -pTopSecret9 app', 'TopSecret9'],
+  ['NAME=value with KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in NAME', 'SERVICE_API_TOKEN=plainvalue123 DB_PASSWORD="two words" npm start', 'plainvalue123'],
+  ['"name": "value" with a secret name (JSON, YAML)', `echo '{"client_secret": "cs-99887766"}' > creds.json`, 'cs-99887766'],
+];
+
+test('redaction: every rule of the table has an example, each secret goes and the command stays readable', (t) => {
+  t.deepEqual(SECRETS.map(([name]) => name), REDACTION_RULES.map((r) => r.name), 'one example per rule, in table order');
+  for (const [name, text, secret] of SECRETS) {
+    const out = redact(text);
+    t.false(out.includes(secret), `${name}: ${out}`);
+    t.true(out.includes('[REDACTED]'), name);
+  }
+  t.false(redact('DB_PASSWORD="two words" x').includes('two words'));
+  t.false(redact('vault login --token hvs.CAESIJ').includes('hvs.CAESIJ'));
+  // Ordinary commands are left as they are.
+  for (const plain of ['mkdir -p src/lib && tar -pczf out.tgz src', 'npm test -- --grep "basic information"', 'git commit -m "key points" && make KEYWORDS', 'ls -la ~/.ssh']) {
+    t.is(redact(plain), plain);
+  }
+});
+
+test('input summaries never hold file content: a patch lists its paths, a command is redacted, an unknown tool shows argument names', (t) => {
+  const patch = '*** Begin Patch\n*** Add File: .env\n+SERVICE_API_TOKEN=example-not-a-real-secret\n*** Update File: src/app.ts\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch\n';
+  t.is(payloads.summarizeInput({ command: patch }), 'A .env, M src/app.ts, D old.txt');
+  t.is(payloads.summarizeInput({ file_path: '/w/notes.txt', content: 'TOKEN=abc' }), '/w/notes.txt');
+  t.is(payloads.summarizeInput({ path: '/w/x.txt', file_text: 'password=1' }), '/w/x.txt');
+  t.is(payloads.summarizeInput({ command: 'curl -H "Authorization: Bearer tok_1234567890"' }), 'curl -H "Authorization: Bearer [REDACTED]"');
+  t.is(payloads.summarizeInput({ content: 'API_KEY=xyz', mode: 'w' }), '(content, mode)');
+  t.is(payloads.promptTitle('\n  Fix the login bug, my key is sk-proj-abcdefghijklmnopqrstu\nmore lines'), 'Fix the login bug, my key is [REDACTED]');
+  t.is(payloads.promptTitle('x'.repeat(300)).length, 100);
+  t.true(payloads.isInjectedPrompt('<task-notification>\n<task-id>a</task-id>'));
+  t.false(payloads.isInjectedPrompt('please read <task-notification> tags'));
+});
+
+test('trailers: every field a hook record carries survives the commit message round trip', (t) => {
+  const record = {
+    v: 1,
+    id: 'a'.repeat(40),
+    parent: 'b'.repeat(40),
+    tree: 'c'.repeat(40),
+    time: 1796029354690,
+    session: 's-1',
+    turn: 3,
+    step: 2,
+    tool: 'Write',
+    kind: 'post',
+    message: 'claude post Write: sub_agent.txt',
+    stats: { added: 1, modified: 0, deleted: 0 },
+    bytes: 0,
+    paths: [],
+    changed: 1,
+    skipped: [],
+    skippedCount: 0,
+    agent: 'claude',
+    phase: 'post',
+    call: 'toolu_1',
+    input: 'sub_agent.txt',
+    failed: true,
+    error: 'Exit code 3',
+    subagent: { id: 'ac6d9c72bdbebde89', type: 'general-purpose' },
+    agentTurn: 'dd58c39d',
+    transcript: '/home/u/.claude/projects/x.jsonl',
+    prompt: 'two shell calls at once, then a subagent',
+  };
+  const { id, parent, tree, v, ...meta } = record;
+  const raw = `tree ${tree}\nparent ${parent}\nauthor git-ckpt <git-ckpt@localhost.invalid> 1 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 1 +0000\n\n${commitMessage(meta)}`;
+  t.deepEqual(recordFromCommit(id, raw), { ...record, bytes: 0, paths: [] });
+});
+
+const BASE = { agent: 'claude', via: 'claude', injected: false, subagent: null, eventTime: null, callId: null, turnKey: null };
+
+test('numbering (pure): a background subagent and its task notification stay in their turn; its late post finds its own call', (t) => {
+  let state = turns.emptySessionState();
+  const seen = [];
+  const sub = { id: 'ag1', type: 'general-purpose' };
+  const events = [
+    { phase: 'turn-start', turnKey: 'p1', title: 'first' },
+    { phase: 'pre', turnKey: 'p1', callId: 'c1' },
+    { phase: 'post', turnKey: 'p1', callId: 'c1' },
+    { phase: 'turn-end', turnKey: 'p1' },
+    { phase: 'turn-start', turnKey: 'p2', title: 'second' },
+    { phase: 'pre', turnKey: 'p2', callId: 'agent' },
+    { phase: 'post', turnKey: 'p2', callId: 'agent' },
+    { phase: 'pre', turnKey: 'p2', callId: 'w', subagent: sub },
+    { phase: 'turn-end', turnKey: 'p2' }, // deferred: the subagent's Write is still running
+    { phase: 'post', turnKey: 'p2', callId: 'w', subagent: sub },
+    { phase: 'subagent-end', turnKey: 'p2', subagent: sub },
+    { phase: 'turn-start', turnKey: 'p3', injected: true }, // <task-notification>
+    { phase: 'turn-end', turnKey: 'p3' },
+    { phase: 'turn-start', turnKey: 'p4', title: 'third' },
+    { phase: 'post', turnKey: 'p2', callId: 'late', subagent: sub }, // a call of turn 2 after turn 3 began
+  ];
+  for (const e of events) {
+    const n = turns.numberEvent(state, { ...BASE, ...e }, 1000);
+    state = n.state;
+    seen.push(`${e.phase}@${n.turn}.${n.step ?? '-'}${n.defer ? ' defer' : ''}${n.title ? ` "${n.title}"` : ''}`);
+  }
+  t.deepEqual(seen, [
+    'turn-start@1.- "first"',
+    'pre@1.1 "first"',
+    'post@1.1 "first"',
+    'turn-end@1.- "first"',
+    'turn-start@2.- "second"',
+    'pre@2.1 "second"',
+    'post@2.1 "second"',
+    'pre@2.2 "second"',
+    'turn-end@2.- defer "second"',
+    'post@2.2 "second"',
+    'subagent-end@2.- "second"',
+    'turn-start@2.- "second"',
+    'turn-end@2.- "second"',
+    'turn-start@3.- "third"',
+    'post@2.-',
+  ]);
+  t.is(turns.titleRecorded(state, 3).title, null);
+});
+
+test('numbering (pure): Copilot delivering each event twice (its own config and Claude’s) counts it once', (t) => {
+  let state = turns.emptySessionState();
+  const out = [];
+  const copilot = { ...BASE, agent: 'copilot', via: 'copilot' };
+  const asClaude = { ...BASE, agent: 'copilot', via: 'claude' };
+  const events = [
+    ['turn-start', 100],
+    ['pre', 200],
+    ['post', 300],
+    ['pre', 400],
+    ['post', 500],
+    ['turn-end', 600],
+    ['turn-start', 700],
+    ['pre', 800],
+    ['post', 900],
+  ];
+  for (const [phase, time] of events) {
+    for (const who of time === 200 ? [asClaude, copilot] : [copilot, asClaude]) {
+      const n = turns.numberEvent(state, { ...who, phase, eventTime: time }, 0);
+      state = n.state;
+      if (!n.duplicate) out.push(`${phase}@t${n.turn}.s${n.step ?? '-'}`);
+    }
+  }
+  t.deepEqual(out, ['turn-start@t1.s-', 'pre@t1.s1', 'post@t1.s1', 'pre@t1.s2', 'post@t1.s2', 'turn-end@t1.s-', 'turn-start@t2.s-', 'pre@t2.s1', 'post@t2.s1']);
+});
+
+test('a Claude session with a background subagent, a failed call and a task notification, through the real entry script', async (t) => {
+  const box = sandbox();
+  write(box, 'notes.txt', 'alpha\n');
+  const env = { CLAUDE_PROJECT_DIR: box.ws };
+  const s = 'sess-bg';
+  const base = (prompt_id, extra) => ({ session_id: s, transcript_path: '/home/u/.claude/projects/p/sess-bg.jsonl', cwd: box.ws, prompt_id, ...extra });
+  const tool = (prompt_id, event, name, input, id, extra = {}) => base(prompt_id, { hook_event_name: event, tool_name: name, tool_input: input, tool_use_id: id, ...extra });
+  await hook(box, 'claude', 'session-start', { session_id: s, cwd: box.ws, hook_event_name: 'SessionStart', source: 'startup' }, env);
+  await hook(box, 'claude', 'turn-start', base('p1', { hook_event_name: 'UserPromptSubmit', prompt: 'Edit notes, then fail\nsecond line' }), env);
+  await hook(box, 'claude', 'pre', tool('p1', 'PreToolUse', 'Edit', { file_path: path.join(box.ws, 'notes.txt') }, 't1'), env);
+  write(box, 'notes.txt', 'ALPHA\n');
+  await hook(box, 'claude', 'post', tool('p1', 'PostToolUse', 'Edit', { file_path: path.join(box.ws, 'notes.txt') }, 't1'), env);
+  await hook(box, 'claude', 'pre', tool('p1', 'PreToolUse', 'Bash', { command: 'rm notes.txt && echo gone > removed.log && exit 3' }, 't2'), env);
+  rmSync(path.join(box.ws, 'notes.txt'));
+  write(box, 'removed.log', 'gone\n');
+  await hook(box, 'claude', 'post', tool('p1', 'PostToolUseFailure', 'Bash', { command: 'rm notes.txt && echo gone > removed.log && exit 3' }, 't2', { error: 'Exit code 3\nmore', is_interrupt: false }), env);
+  await hook(box, 'claude', 'turn-end', base('p1', { hook_event_name: 'Stop' }), env);
+
+  await hook(box, 'claude', 'turn-start', base('p2', { hook_event_name: 'UserPromptSubmit', prompt: 'Run a subagent' }), env);
+  await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
+  await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
+  const sub = { agent_id: 'ac6d9c72bdbebde89', agent_type: 'general-purpose' };
+  await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt') }, 'sw', sub), env);
+  // The subagent writes before the main agent's Stop: the Stop must leave that file to the subagent's own post.
+  write(box, 'sub_agent.txt', 'from the subagent\n');
+  await hook(box, 'claude', 'turn-end', base('p2', { hook_event_name: 'Stop', background_tasks: [{ id: sub.agent_id, status: 'running' }] }), env);
+  await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt') }, 'sw', sub), env);
+  await hook(box, 'claude', 'subagent-end', base('p2', { hook_event_name: 'SubagentStop', ...sub }), env);
+  await hook(box, 'claude', 'turn-start', base('p3', { hook_event_name: 'UserPromptSubmit', prompt: `<task-notification>\n<task-id>${sub.agent_id}</task-id>\n<status>completed</status>\n</task-notification>` }), env);
+  await hook(box, 'claude', 'turn-end', base('p3', { hook_event_name: 'Stop' }), env);
+  await hook(box, 'claude', 'turn-start', base('p4', { hook_event_name: 'UserPromptSubmit', prompt: 'Third prompt' }), env);
+  write(box, 'third.txt', '3\n');
+  await hook(box, 'claude', 'post', tool('p4', 'PostToolUse', 'Write', { file_path: path.join(box.ws, 'third.txt') }, 't4'), env);
+
+  const records = ledgerLines(box).filter((r) => r.agent);
+  const summary = records.map((r) => `${r.phase}:${r.tool ?? '-'}@t${r.turn ?? '-'}.s${r.step ?? '-'}${r.subagent ? ' sub' : ''}${r.failed ? ' failed' : ''}`);
+  t.deepEqual(summary, ['session-start:-@t-.s-', 'post:Edit@t1.s1', 'post:Bash@t1.s2 failed', 'post:Write@t2.s2 sub', 'post:Write@t3.s1'], summary.join('\n'));
+  const [, edit, failed, subWrite, third] = records;
+  t.is(edit.prompt, 'Edit notes, then fail');
+  t.is(edit.agentTurn, 'p1');
+  t.is(edit.transcript, '/home/u/.claude/projects/p/sess-bg.jsonl');
+  t.is(failed.error, 'Exit code 3');
+  t.deepEqual(failed.paths.map((p) => `${p.status} ${p.path}`).sort(), ['A removed.log', 'D notes.txt']);
+  t.deepEqual(subWrite.subagent, { id: 'ac6d9c72bdbebde89', type: 'general-purpose' });
+  t.deepEqual(subWrite.paths, [{ path: 'sub_agent.txt', status: 'A' }], "the subagent's file is in its own call's checkpoint");
+  t.is(subWrite.prompt, 'Run a subagent');
+  t.is(third.prompt, 'Third prompt', 'the task notification did not open a turn');
+
+  const log = (await ckpt(box, ['log'])).stdout;
+  t.regex(log, /turn 1 “Edit notes, then fail”/);
+  t.regex(log, /turn 3 “Third prompt”/);
+  t.regex(log, /\[subagent general-purpose\]/);
+  t.regex(log, /✗ failed: Exit code 3/);
+  const json = await ckptJson(box, ['log', '--turn', '2']);
+  t.true(json.every((r) => r.prompt === 'Run a subagent'));
+  // turn:3 is the state before the user's third prompt: the subagent's file is there.
+  const before3 = await ckptJson(box, ['restore', 'turn:3', '--dry-run']);
+  t.false(before3.files.some((f) => f.path === 'sub_agent.txt' && f.action !== 'unchanged'));
+  t.true(before3.leftovers.includes('third.txt'));
+});
+
+test('no secret from a payload reaches the store: a Codex patch adding .env, a token in a command, in a prompt and in an error', async (t) => {
+  const box = sandbox();
+  const token = 'SERVICE_API_TOKEN=example-not-a-real-secret-42';
+  const patch = `*** Begin Patch\n*** Add File: .env\n+${token}\n*** Add File: app.cfg\n+debug=false\n*** End Patch\n`;
+  const base = { session_id: 'cx', turn_id: 'tu1', transcript_path: null, cwd: box.ws, model: 'gpt-5.5' };
+  await hook(box, 'codex', 'turn-start', { ...base, hook_event_name: 'UserPromptSubmit', prompt: 'use ghp_0123456789abcdefghijABCDEFGHIJ to push' });
+  await hook(box, 'codex', 'pre', { ...base, hook_event_name: 'PreToolUse', tool_name: 'apply_patch', tool_input: { command: patch }, tool_use_id: 'c1' });
+  write(box, '.env', `${token}\n`);
+  write(box, 'app.cfg', 'debug=false\n');
+  await hook(box, 'codex', 'post', { ...base, hook_event_name: 'PostToolUse', tool_name: 'apply_patch', tool_input: { command: patch }, tool_response: 'Success. Updated the following files:\nA .env\nA app.cfg\n', tool_use_id: 'c1' });
+  await hook(box, 'codex', 'pre', { ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'curl -H "Authorization: Bearer abcdef123456" -d @app.cfg x' }, tool_use_id: 'c2' });
+  write(box, 'out.txt', 'x\n');
+  await hook(box, 'cursor', 'post', { conversation_id: 'cx2', generation_id: 'g', workspace_roots: [box.ws], cwd: box.ws, hook_event_name: 'postToolUseFailure', tool_name: 'Shell', tool_input: { command: 'deploy' }, tool_use_id: 'c3', error_message: 'denied for token ghp_0123456789abcdefghijABCDEFGHIJ' });
+  const text = storeText(box);
+  for (const secret of ['example-not-a-real-secret-42', 'ghp_0123456789abcdefghijABCDEFGHIJ', 'abcdef123456']) t.false(text.includes(secret), secret);
+  const records = ledgerLines(box).filter((r) => r.agent);
+  const post = records.find((r) => r.tool === 'apply_patch');
+  t.is(post.input, 'A .env, A app.cfg');
+  t.deepEqual(post.paths, [{ path: 'app.cfg', status: 'A' }], '.env is not captured');
+  t.is(records.find((r) => r.prompt)?.prompt, 'use [REDACTED] to push', "the turn's first checkpoint carries its title");
+  t.is(records.at(-1).error, 'denied for token [REDACTED]');
+  t.true(records.at(-1).failed);
+});
+
+test('Copilot running its own hooks and Claude’s: one turn, steps 1 and 2, agent copilot, one checkpoint per change', async (t) => {
+  const box = sandbox();
+  const env = { COPILOT_CLI_BINARY_VERSION: '1.0.102', COPILOT_PROJECT_DIR: box.ws, COPILOT_HOOK_DIR: path.join(box.ws, '.github/hooks') };
+  const sid = 'cop-dbl';
+  const iso = (ms) => new Date(ms).toISOString();
+  const pair = async (phase, ms, copilot, claude) => {
+    await hook(box, 'copilot', phase, { sessionId: sid, timestamp: ms, cwd: box.ws, ...copilot }, env);
+    await hook(box, 'claude', phase, { session_id: sid, timestamp: iso(ms), cwd: box.ws, ...claude }, env);
+  };
+  await pair('session-start', 1796029374334, { source: 'new' }, { hook_event_name: 'SessionStart', source: 'new' });
+  await pair('turn-start', 1796029374431, { prompt: 'create dbl.txt and append' }, { hook_event_name: 'UserPromptSubmit', prompt: 'create dbl.txt and append' });
+  const create = { toolName: 'create', toolArgs: { path: path.join(box.ws, 'dbl.txt'), file_text: 'one\n' } };
+  const write1 = { hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { path: path.join(box.ws, 'dbl.txt'), file_text: 'one\n' } };
+  await pair('pre', 1796029375775, create, write1);
+  write(box, 'dbl.txt', 'one\n');
+  await pair('post', 1796029376592, create, { ...write1, hook_event_name: 'PostToolUse' });
+  const bash = { toolName: 'bash', toolArgs: { command: 'echo two >> dbl.txt' } };
+  const bash1 = { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'echo two >> dbl.txt' } };
+  await pair('pre', 1796029377618, bash, bash1);
+  write(box, 'dbl.txt', 'one\ntwo\n');
+  await pair('post', 1796029378506, bash, { ...bash1, hook_event_name: 'PostToolUse' });
+  await pair('turn-end', 1796029379498, { stopReason: 'end_turn' }, { hook_event_name: 'Stop' });
+  const records = ledgerLines(box).filter((r) => r.agent && r.phase !== 'session-start');
+  t.deepEqual(records.map((r) => `${r.agent} ${r.phase}:${r.tool}@t${r.turn}.s${r.step}`), ['copilot post:create@t1.s1', 'copilot post:bash@t1.s2']);
+  t.is(records[0].prompt, 'create dbl.txt and append');
+});
+
+test('an uncaptured file is listed by status and logged once, not on every hook; ckpt.recordPrompts=false keeps no prompt', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  write(box, '.env', 'TOKEN=1\n');
+  for (let i = 0; i < 3; i++) {
+    write(box, 'a.txt', `a${i}\n`);
+    await hook(box, 'claude', 'post', { session_id: 's', prompt_id: 'p', cwd: box.ws, tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_use_id: `t${i}` });
+  }
+  const log = readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8');
+  t.is(log.match(/not captured: \.env \(secret\)/g)?.length, 1, log);
+  const status = await ckpt(box, ['status']);
+  t.regex(status.stdout, /not captured: \.env: secret/);
+  t.deepEqual((await ckptJson(box, ['status'])).uncaptured, [{ path: '.env', reason: 'secret' }]);
+
+  write(box, '.git-ckpt-settings', '');
+  const config = path.join(storeDir(box), 'config');
+  const { appendFileSync } = await import('node:fs');
+  appendFileSync(config, '[ckpt]\n\trecordPrompts = false\n');
+  await hook(box, 'claude', 'turn-start', { session_id: 's2', prompt_id: 'q', cwd: box.ws, prompt: 'do not keep me' });
+  write(box, 'b.txt', 'b\n');
+  await hook(box, 'claude', 'post', { session_id: 's2', prompt_id: 'q', cwd: box.ws, tool_name: 'Write', tool_input: { file_path: 'b.txt' }, tool_use_id: 'b' });
+  t.false(JSON.stringify(ledgerLines(box)).includes('do not keep me'));
+});
+
+test('restore --dry-run with leftovers does not claim the workspace matches', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'new.txt', 'n\n');
+  const before = treeState(box.ws, { skip: ['.git'] });
+  const r = await ckpt(box, ['restore', 'latest', '--dry-run']);
+  t.is(r.code, 0, r.stderr);
+  t.notRegex(r.stdout, /the workspace already matches/);
+  t.regex(r.stdout, /every file of the checkpoint already matches/);
+  t.regex(r.stdout, /leftovers: 1/);
+  t.is(treeState(box.ws, { skip: ['.git'] }), before);
+});

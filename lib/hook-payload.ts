@@ -165,6 +165,18 @@ function firstLine(text: string | null): string | null {
   return line ? oneLine(redact(line), ERROR_MAX) : null;
 }
 
+/**
+ * Pure: a shell call that exited non-zero, where the agent reports it only in
+ * the result text (Copilot CLI fires postToolUse with `<shellId: 1 completed
+ * with exit code 3>`; Claude Code sends PostToolUseFailure instead).
+ */
+export function shellExitError(payload: Record<string, unknown>): string | null {
+  const result = payload.toolResult ?? payload.tool_result;
+  const text = result && typeof result === 'object' ? str((result as Record<string, unknown>).textResultForLlm ?? (result as Record<string, unknown>).text_result_for_llm) : null;
+  const code = text ? /completed with exit code (\d+)>/.exec(text)?.[1] : undefined;
+  return code !== undefined && code !== '0' ? `exit code ${code}` : null;
+}
+
 function timestampMs(v: unknown): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (typeof v === 'string' && v !== '') {
@@ -224,7 +236,7 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
   const cwd = pick(payload, 'cwd', 'workspacePath');
   const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
   const response = payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
-  const errorText = pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? str(response.error) : null);
+  const errorText = pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (str(response.error) ?? shellExitError(payload)) : null);
   const failed = phase === 'post' && (/failure$/i.test(eventName) || errorText !== null);
   const agentId = pick(payload, 'agent_id', 'agentId');
   const prompt = phase === 'turn-start' ? pick(payload, 'prompt', 'user_prompt', 'userPrompt') : null;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Workspace } from './ckpt.js';
 import { neutralOutput, parseHookPayload, type HookEvent } from './hook-payload.js';
 import { storeRoot } from './store.js';
+import { callFailure } from './transcript.js';
 
 export interface HookRun {
   /** Exactly what to print on stdout. */
@@ -77,6 +78,10 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) event.input = rel.split(path.sep).join('/');
     }
     logFile = path.join(ws.storeDirPath(), 'hook.log');
+    if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId && event.transcript && path.isAbsolute(event.transcript)) {
+      const failure = callFailure(event.transcript, event.callId);
+      if (failure) Object.assign(event, { failed: true, error: failure });
+    }
     const result = await ws.recordHookEvent(event, options.startedAt);
     if (result.created) created = result.id;
     numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };

@@ -331,3 +331,24 @@ test('restore --dry-run with leftovers does not claim the workspace matches', as
   t.regex(r.stdout, /leftovers: 1/);
   t.is(treeState(box.ws, { skip: ['.git'] }), before);
 });
+
+test('a shell call that exited non-zero is a failed call: Copilot says so in its result text, Codex in its transcript', async (t) => {
+  const { callFailureIn } = await import(path.join(ROOT, 'dist', 'lib', 'transcript.js'));
+  const post = (text) => payloads.parseHookPayload('copilot', 'post', JSON.stringify({ sessionId: 's', toolName: 'bash', toolArgs: {}, toolResult: { resultType: 'success', textResultForLlm: text } }));
+  t.like(post('\n<shellId: 1 completed with exit code 3>'), { failed: true, error: 'exit code 3' });
+  t.like(post('\n<shellId: 0 completed with exit code 0>'), { failed: false, error: null });
+  const lines = [
+    '{"cut":"a line cut by the tail read',
+    JSON.stringify({ type: 'event_msg', payload: { type: 'item_completed', item: { id: 'call_ok', status: 'completed', exit_code: 0 } } }),
+    JSON.stringify({ type: 'event_msg', payload: { type: 'item_completed', item: { id: 'call_bad', status: 'failed', exit_code: 3 } } }),
+  ].join('\n');
+  t.is(callFailureIn(lines, 'call_bad'), 'exit code 3');
+  t.is(callFailureIn(lines, 'call_ok'), null);
+  t.is(callFailureIn(lines, 'call_unknown'), null);
+
+  const box = sandbox();
+  const transcript = write(box, '../rollout.jsonl', `${lines}\n`);
+  write(box, 'side.txt', 'made before failing\n');
+  await hook(box, 'codex', 'post', { session_id: 'cx', turn_id: 't', transcript_path: transcript, cwd: box.ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'echo x > side.txt; exit 3' }, tool_response: 'boom', tool_use_id: 'call_bad' });
+  t.like(ledgerLines(box).at(-1), { failed: true, error: 'exit code 3', call: 'call_bad' });
+});

@@ -1,7 +1,7 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import type { Argv, CommandModule } from 'yargs';
 import { CkptError } from '../lib/errors.js';
-import { HOOK_AGENTS, hookStatus, hookTarget, installHooks, uninstallHooks, type HookAgent, type Scope } from '../lib/hooks-install.js';
+import { HOOK_AGENTS, hookStatusWithVerdict, hookTarget, installHooks, uninstallHooks, type HookAgent, type Scope } from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/workspace.js';
 import { printJson, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
@@ -12,14 +12,6 @@ interface HooksArgs extends GlobalArgs {
   scope?: Scope;
   json?: boolean;
 }
-
-const TRUST_STEPS: Record<HookAgent, string> = {
-  claude: 'accept the workspace-trust dialog when Claude Code starts (hooks are held back until then)',
-  codex: 'open /hooks in Codex and trust the new hooks (again after every change to them)',
-  gemini: 'the folder must be trusted; Gemini warns once about new project hooks',
-  cursor: 'the workspace must be trusted; Cursor reloads hooks.json by itself',
-  copilot: 'nothing: Copilot CLI reads .github/hooks/*.json (the cloud agent only from the default branch)',
-};
 
 function agentsFrom(argv: HooksArgs): HookAgent[] {
   const named = (argv.agent ?? []).flatMap((a) => String(a).split(','));
@@ -43,7 +35,7 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
       .option('agent', { type: 'string', array: true, describe: `agent(s): ${HOOK_AGENTS.join(', ')}, or all` })
       .option('scope', { choices: ['project', 'user'] as const, describe: 'the project config (default) or your user config' })
       .option('json', { type: 'boolean', describe: 'print JSON' }) as unknown as Argv<HooksArgs>,
-  handler(argv) {
+  async handler(argv) {
     const agents = agentsFrom(argv);
     if (argv.action === 'status') {
       const scopes: Scope[] = argv.scope ? [argv.scope] : ['project', 'user'];
@@ -53,7 +45,8 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
       } catch {
         root = undefined; // not in a workspace: user scope only
       }
-      const rows = agents.flatMap((agent) => scopes.filter((s) => s === 'user' || root).map((scope) => hookStatus(hookTarget(agent, scope, root ?? ''))));
+      const targets = agents.flatMap((agent) => scopes.filter((s) => s === 'user' || root).map((scope) => hookTarget(agent, scope, root ?? '')));
+      const rows = await Promise.all(targets.map((target) => hookStatusWithVerdict(target, root ?? null)));
       if (argv.json) {
         printJson(rows);
         return;
@@ -62,20 +55,27 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
         const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
         const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
         process.stdout.write(`${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`);
+        if (r.verdict) {
+          const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');
+          process.stdout.write(`                  ${runs}: ${r.verdict.reason}\n`);
+          if (r.verdict.step && r.verdict.runs !== 'yes') process.stdout.write(`                  next: ${r.verdict.step}\n`);
+        }
       }
       return;
     }
     const scope = argv.scope ?? 'project';
     const root = scope === 'project' ? projectRoot(argv) : '';
     const results = agents.map((agent) => (argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root))));
+    const verdicts = argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
     if (argv.json) {
-      printJson(results);
+      printJson(results.map((r, i) => (verdicts[i] ? { ...r, verdict: verdicts[i] } : r)));
       return;
     }
-    for (const r of results) {
+    for (const [i, r] of results.entries()) {
       const what = argv.action === 'install' ? (r.changed ? `wired ${r.events.length} events` : 'already wired; nothing changed') : r.changed ? 'removed' : 'not wired; nothing changed';
       process.stdout.write(`${r.agent.padEnd(8)} ${what}: ${r.file}${r.backup ? dim(` (backup: ${r.backup})`) : ''}\n`);
-      if (argv.action === 'install' && r.changed) process.stdout.write(`         next: ${TRUST_STEPS[r.agent]}\n`);
+      const verdict = verdicts[i];
+      if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);
     }
   },
 };

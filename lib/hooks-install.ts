@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { CkptError } from './errors.js';
 import type { Phase } from './hook-payload.js';
 import { storeRoot, writeFileAtomic } from './store.js';
+import type { RunVerdict } from './agent-trust.js';
 
 export type HookAgent = 'claude' | 'codex' | 'gemini' | 'cursor' | 'copilot';
 export const HOOK_AGENTS: readonly HookAgent[] = ['claude', 'codex', 'gemini', 'cursor', 'copilot'];
@@ -364,6 +365,19 @@ export interface HookStatus extends HookTarget {
   /** The script named in the config no longer exists. */
   brokenScript?: boolean;
   error?: string;
+}
+
+/** Whether a command string is one of our handlers (it names the entry script). */
+export function isOurCommand(command: string): boolean {
+  return command.includes(ENTRY_NAME);
+}
+
+/** hookStatus, plus whether the agent will actually run what is wired (see agent-trust.ts). */
+export async function hookStatusWithVerdict(target: HookTarget, projectRoot: string | null, env: NodeJS.ProcessEnv = process.env): Promise<HookStatus & { verdict?: RunVerdict }> {
+  const status = hookStatus(target);
+  if (status.state === 'not wired' || status.state === 'unreadable') return status;
+  const { willRunHooks } = await import('./agent-trust.js');
+  return { ...status, verdict: await willRunHooks(target.agent, target.scope, projectRoot, target.file, env, isOurCommand) };
 }
 
 export function hookStatus(target: HookTarget): HookStatus {

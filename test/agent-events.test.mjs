@@ -352,3 +352,37 @@ test('a shell call that exited non-zero is a failed call: Copilot says so in its
   await hook(box, 'codex', 'post', { session_id: 'cx', turn_id: 't', transcript_path: transcript, cwd: box.ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'echo x > side.txt; exit 3' }, tool_response: 'boom', tool_use_id: 'call_bad' });
   t.like(ledgerLines(box).at(-1), { failed: true, error: 'exit code 3', call: 'call_bad' });
 });
+
+test('hooks status: whether each agent will run the wired hooks, from its own trust and settings files', async (t) => {
+  const trust = await import(path.join(ROOT, 'dist', 'lib', 'agent-trust.js'));
+  const root = '/home/u/project';
+  const verdict = (v, runs, words) => {
+    t.is(v.runs, runs, v.reason);
+    if (words) t.regex(`${v.reason} ${v.step ?? ''}`, words);
+  };
+  verdict(trust.claudeVerdict([{ file: '/home/u/.claude/settings.json', config: { disableAllHooks: true } }], undefined, root), 'no');
+  verdict(trust.claudeVerdict([], { projects: { [root]: { hasTrustDialogAccepted: true } } }, root), 'yes');
+  verdict(trust.claudeVerdict([], { projects: {} }, root), 'unknown', /trust dialog/);
+
+  const hooksFile = `${root}/.codex/hooks.json`;
+  const config = { hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex pre", timeout: 30 }] }], Stop: [{ hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex turn-end", timeout: 30 }] }] } };
+  const ours = (c) => c.includes('git-ckpt-hook');
+  const entries = trust.codexHookTrustEntries(hooksFile, config);
+  t.deepEqual(entries.map((e) => e.key), [`${hooksFile}:pre_tool_use:0:0`, `${hooksFile}:stop:0:0`]);
+  verdict(trust.codexVerdict('project', root, hooksFile, config, {}, ours), 'no', /project is trusted/);
+  const projectTrusted = { projects: { [root]: { trust_level: 'trusted' } } };
+  verdict(trust.codexVerdict('project', root, hooksFile, config, projectTrusted, ours), 'no', /2 hooks are not trusted/);
+  const state = Object.fromEntries(entries.map((e) => [e.key, { trusted_hash: e.hash }]));
+  verdict(trust.codexVerdict('project', root, hooksFile, config, { ...projectTrusted, hooks: { state } }, ours), 'yes');
+  const changed = { ...config, hooks: { ...config.hooks, Stop: [{ hooks: [{ type: 'command', command: "sh '/y/git-ckpt-hook' codex turn-end", timeout: 30 }] }] } };
+  verdict(trust.codexVerdict('project', root, hooksFile, changed, { ...projectTrusted, hooks: { state } }, ours), 'no', /1 of git-ckpt’s 2/);
+
+  verdict(trust.geminiVerdict('project', root, {}, {}, { [root]: 'TRUST_FOLDER' }), 'yes');
+  verdict(trust.geminiVerdict('project', root, {}, {}, {}), 'no', /trust the folder/);
+  verdict(trust.geminiVerdict('project', root, { hooksConfig: { enabled: false } }, {}, { [root]: 'TRUST_FOLDER' }), 'no');
+  verdict(trust.geminiVerdict('user', root, {}, {}, {}), 'yes');
+
+  verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u'] }, {}), 'yes');
+  verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u/proj'] }, {}), 'no', /--trust-folder/);
+  verdict(trust.copilotVerdict('user', root, {}, {}), 'yes');
+});

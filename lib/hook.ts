@@ -124,6 +124,8 @@ function traceEvent(env: Record<string, string | undefined>, entry: { agent: str
   const { event } = entry;
   const line = {
     time: Date.now(),
+    // The hook process's wall time so far, Node's start-up included.
+    ms: Math.round(performance.now()),
     agent: entry.agent,
     phase: entry.phase,
     realAgent: event.agent,

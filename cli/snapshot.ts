@@ -1,7 +1,8 @@
 /** git ckpt snapshot: capture the workspace as a checkpoint. */
 import type { Argv, CommandModule } from 'yargs';
-import { CHECKPOINT_KINDS, type CheckpointKind } from '../lib/ledger.js';
-import type { SnapshotOptions, SnapshotProgress, SnapshotResult } from '../lib/snapshot.js';
+import { USER_KINDS, type UserKind } from '../lib/ledger.js';
+import type { SnapshotRequest } from '../lib/ckpt.js';
+import type { SnapshotProgress, SnapshotResult } from '../lib/snapshot.js';
 import { nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { shortId, skippedLines, statsText } from './format.js';
 
@@ -50,7 +51,7 @@ export function reportSnapshot(result: SnapshotResult, json: boolean | undefined
   }
 }
 
-export async function runSnapshot(argv: SnapshotArgs, extra: Partial<SnapshotOptions> = {}): Promise<void> {
+export async function runSnapshot(argv: SnapshotArgs, extra: Partial<SnapshotRequest> = {}): Promise<void> {
   const ws = openWorkspace(argv);
   const result = await ws.snapshot({
     message: argv.message,
@@ -58,7 +59,7 @@ export async function runSnapshot(argv: SnapshotArgs, extra: Partial<SnapshotOpt
     turn: nonNegativeInt('turn', argv.turn),
     step: nonNegativeInt('step', argv.step),
     tool: argv.tool,
-    kind: (argv.kind ?? 'manual') as CheckpointKind,
+    kind: (argv.kind ?? 'manual') as UserKind,
     onProgress: argv.json ? undefined : progressReporter(),
     ...extra,
   });
@@ -75,7 +76,7 @@ export const snapshotCommand: CommandModule<GlobalArgs, SnapshotArgs> = {
       .option('turn', { type: 'number', describe: 'the turn (user prompt) number' })
       .option('step', { type: 'number', describe: 'the step (tool call) number' })
       .option('tool', { type: 'string', describe: 'the tool that ran' })
-      .option('kind', { type: 'string', choices: CHECKPOINT_KINDS as unknown as string[], describe: 'why the checkpoint was taken' })
+      .option('kind', { type: 'string', choices: USER_KINDS as unknown as string[], describe: 'why the checkpoint was taken' })
       .option('json', { type: 'boolean', describe: 'print one JSON object' }) as Argv<SnapshotArgs>,
   handler: (argv) => runSnapshot(argv),
 };

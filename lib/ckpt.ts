@@ -10,7 +10,7 @@ import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
 import { describeMissing, probeDegraded, type DegradedMap } from './probe.js';
 import { CkptError } from './errors.js';
-import { readLedger, type CheckpointRecord, type LedgerRead, type SkippedPath } from './ledger.js';
+import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { git, type GitArg } from './runner.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
@@ -23,6 +23,20 @@ import { updateSessionState } from './sessions.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
 import type { OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions, interruptedOperation } from './restore.js';
 const restoreModule = () => import('./restore.js');
+
+/** A snapshot as a person or a harness asks for one. */
+export interface SnapshotRequest {
+  message?: string;
+  session?: string;
+  turn?: number;
+  step?: number;
+  tool?: string;
+  kind?: UserKind;
+  /** Override the time budget (ms); 0 disables it. */
+  timeBudgetMs?: number;
+  onProgress?: SnapshotOptions['onProgress'];
+  signal?: AbortSignal;
+}
 
 /** What one hook event did: its checkpoint (when something changed), its turn and step. */
 export type HookEventResult = SnapshotResult & {
@@ -168,8 +182,13 @@ export class Workspace {
   }
 
   /** Capture the workspace as a checkpoint (nothing is created when nothing changed). */
-  snapshot(options: SnapshotOptions = {}): Promise<SnapshotResult> {
-    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), options.signal);
+  async snapshot(request: SnapshotRequest = {}): Promise<SnapshotResult> {
+    const kind = request.kind ?? 'manual';
+    if (!USER_KINDS.includes(kind)) throw new CkptError('usage', `a snapshot's kind is one of ${USER_KINDS.join(', ')}, not ${JSON.stringify(kind)} (guards and operation records are made by restore, revert and undo)`);
+    // Only the user's options reach the engine: its internal capture modes are not part of this face.
+    const { message, session, turn, step, tool, timeBudgetMs, onProgress, signal } = request;
+    const options: SnapshotOptions = { message, session, turn, step, tool, kind, timeBudgetMs, onProgress, signal };
+    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), signal);
   }
 
   /**

@@ -5,11 +5,11 @@
  *   const ws = Workspace.open(process.cwd());
  *   const { created, id } = await ws.snapshot({ kind: 'post', tool: 'Bash', session });
  */
-export { Workspace, type DiffFormat, type ListOptions, type ListResult, type StatusReport, type OpenOptions } from './ckpt.js';
+export { Workspace, type SnapshotRequest, type HookEventResult, type DiffFormat, type ListOptions, type ListResult, type StatusReport, type OpenOptions } from './ckpt.js';
 export { parseAddress, resolveAddress, type Address } from './address.js';
 export { CkptError, isCkptError, type ErrorCode } from './errors.js';
-export { type CheckpointRecord, type CheckpointKind, type SkippedPath, type ChangedPath, CHECKPOINT_KINDS, parseLedger } from './ledger.js';
-export { type SnapshotOptions, type SnapshotResult, type SnapshotProgress } from './snapshot.js';
+export { type CheckpointRecord, type CheckpointKind, type UserKind, type SkippedPath, type ChangedPath, CHECKPOINT_KINDS, USER_KINDS, parseLedger } from './ledger.js';
+export { type SnapshotResult, type SnapshotProgress } from './snapshot.js';
 export { type Settings, DEFAULT_SETTINGS, settingsFromConfigList } from './settings.js';
 export { storeRoot } from './store.js';
 export { planCapture, parseScan, takeBatch, batchLimits, stageUnits, type StageUnit } from './capture-plan.js';

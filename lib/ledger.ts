@@ -14,6 +14,9 @@ export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'guard' | Oper
 export type OperationKind = 'restore' | 'revert' | 'undo';
 export const OPERATION_KINDS: readonly OperationKind[] = ['restore', 'revert', 'undo'];
 export const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard', ...OPERATION_KINDS];
+/** The kinds a person or a harness may give a snapshot; guards and operation records are the engine's own. */
+export type UserKind = 'manual' | 'pre' | 'post' | 'turn';
+export const USER_KINDS: readonly UserKind[] = ['manual', 'pre', 'post', 'turn'];
 
 /**
  * What a restore, revert or undo did. Its record is a checkpoint of the

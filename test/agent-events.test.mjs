@@ -386,3 +386,21 @@ test('hooks status: whether each agent will run the wired hooks, from its own tr
   verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u/proj'] }, {}), 'no', /--trust-folder/);
   verdict(trust.copilotVerdict('user', root, {}, {}), 'yes');
 });
+
+test('snapshot --kind takes only the user kinds; a record the ledger reader would drop is never written', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  for (const kind of ['restore', 'guard', 'undo']) {
+    const r = await ckpt(box, ['snapshot', '--kind', kind]);
+    t.is(r.code, 2, `${kind}: ${r.stderr}`);
+  }
+  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const ws = Workspace.open(box.ws, { env: box.env });
+  await t.throwsAsync(ws.snapshot({ kind: 'restore' }), { code: 'usage' });
+  const made = await ckptJson(box, ['snapshot', '--kind', 'turn']);
+  t.true(made.created);
+  write(box, 'a.txt', 'b\n');
+  const next = await ckptJson(box, ['snapshot']);
+  t.is(next.parent, made.id, 'the chain goes on from the record just written');
+  t.deepEqual((await ckptJson(box, ['log'])).map((r) => r.kind), ['manual', 'turn']);
+});

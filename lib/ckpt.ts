@@ -102,6 +102,8 @@ export interface OpenOptions {
 interface CheckedLedger {
   records: CheckpointRecord[];
   degraded: DegradedMap;
+  /** Unreadable ledger lines. */
+  warnings: string[];
 }
 
 /**
@@ -153,7 +155,8 @@ export class Workspace {
   async settings(): Promise<Settings> {
     if (this.settingsCache) return this.settingsCache;
     const paths = this.ensureStore();
-    await initShadowRepo(paths);
+    // A store is created only through the lock door: parallel first hooks must not race to make it.
+    if (!existsSync(path.join(paths.gitDir, 'HEAD'))) return this.exclusive(async (_paths, settings) => settings);
     this.settingsCache = await readSettings(paths);
     return this.settingsCache;
   }
@@ -173,7 +176,8 @@ export class Workspace {
           await initShadowRepo(paths);
           // Only a process killed while holding the lock leaves git debris behind.
           if (lock.brokeStale || existsSync(`${paths.indexFile}.lock`)) removeGitDebris(paths);
-          const settings = await this.settings();
+          this.settingsCache ??= await readSettings(paths);
+          const settings = this.settingsCache;
           return fn(paths, settings);
         },
         signal,
@@ -250,28 +254,32 @@ export class Workspace {
 
   /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
   async restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
-    const target = await this.resolveChecked(address, !options.dryRun);
-    return this.exclusive(async (paths, settings) => (await restoreModule()).restoreLocked(this.context(paths, settings), target, options));
+    // Lock, then read: the target is resolved and probed under the lock, so a background gc cannot drop it in between.
+    return this.exclusive(async (paths, settings) => {
+      const target = resolveIn(await this.checked(!options.dryRun), address);
+      return (await restoreModule()).restoreLocked(this.context(paths, settings), target, options);
+    });
   }
 
   /** Undo exactly one checkpoint's own change. */
   async revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
-    const view = await this.checked(!options.dryRun);
-    const target = resolveIn(view, address);
-    if (target.parent) {
-      const known = view.records.some((r) => r.id === target.parent);
-      if (!known || view.degraded[target.parent]) {
-        throw new CkptError('degraded', `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`);
+    return this.exclusive(async (paths, settings) => {
+      const view = await this.checked(!options.dryRun);
+      const target = resolveIn(view, address);
+      if (target.parent) {
+        const known = view.records.some((r) => r.id === target.parent);
+        if (!known || view.degraded[target.parent]) {
+          throw new CkptError('degraded', `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`);
+        }
       }
-    }
-    return this.exclusive(async (paths, settings) => (await restoreModule()).revertLocked(this.context(paths, settings), target, options));
+      return (await restoreModule()).revertLocked(this.context(paths, settings), target, options);
+    });
   }
 
   /** Reverse the last restore, revert or undo (so repeating it redoes). */
   async undo(options: UndoOptions = {}): Promise<OperationReport> {
-    const degraded = await this.degraded(!options.dryRun);
     return this.exclusive(async (paths, settings) => {
-      const { records, warnings } = this.ledger();
+      const { records, degraded, warnings } = await this.checked(!options.dryRun);
       const restore = await restoreModule();
       const last = restore.lastOperation(records);
       for (const id of last?.op ? [last.id, last.op.guard] : []) {
@@ -283,8 +291,8 @@ export class Workspace {
 
   /** The ledger's records with the probe's verdict on them: one read and one probe per command. */
   private async checked(writeCache = true): Promise<CheckedLedger> {
-    const { records } = this.ledger();
-    return { records, degraded: this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {} };
+    const { records, warnings } = this.ledger();
+    return { records, warnings, degraded: this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {} };
   }
 
   /** Degraded checkpoints (commit or root tree missing), from the cached probe. */
@@ -383,8 +391,9 @@ export class Workspace {
    * still whole, and `base` says so.
    */
   async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
-    const { records, degraded } = await this.checked();
-    const record = resolveIn({ records, degraded }, address);
+    const view = await this.checked();
+    const { records, degraded } = view;
+    const record = resolveIn(view, address);
     let from = EMPTY_TREE;
     let base: { id: string | null; reason: string } | undefined;
     if (record.parent) {

@@ -199,7 +199,13 @@ export async function initShadowRepo(paths: StorePaths): Promise<void> {
   mkdirSync(path.join(tmp, 'info'), { recursive: true });
   writeFileSync(path.join(tmp, 'info', 'attributes'), SHADOW_ATTRIBUTES);
   writeFileSync(path.join(tmp, 'info', 'exclude'), '');
-  renameSync(tmp, paths.gitDir);
+  try {
+    renameSync(tmp, paths.gitDir);
+  } catch (err) {
+    // Another process made it first (callers hold the workspace lock, but an older git-ckpt may not).
+    rmSync(tmp, { recursive: true, force: true });
+    if (!existsSync(path.join(paths.gitDir, 'HEAD'))) throw err;
+  }
 }
 
 /** Bytes of every file below a folder (apparent size; symlinks not followed). */

@@ -404,3 +404,17 @@ test('snapshot --kind takes only the user kinds; a record the ledger reader woul
   t.is(next.parent, made.id, 'the chain goes on from the record just written');
   t.deepEqual((await ckptJson(box, ['log'])).map((r) => r.kind), ['manual', 'turn']);
 });
+
+test('8 hook processes fired at once on a workspace with no store yet: the store is made once, under the lock, and no event is lost', async (t) => {
+  const box = sandbox();
+  for (let i = 0; i < 8; i++) write(box, `f${i}.txt`, `${i}\n`);
+  const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => hook(box, 'claude', 'post', { session_id: 'first', prompt_id: 'p', cwd: box.ws, tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_use_id: `t${i}` })));
+  t.deepEqual(runs.map((r) => r.code), Array(8).fill(0));
+  const logFile = path.join(storeDir(box), 'hook.log');
+  t.false(existsSync(logFile) && /no checkpoint/.test(readFileSync(logFile, 'utf8')), existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  const records = ledgerLines(box);
+  t.is(records.length, 1, 'the first hook captured all 8 files; the others found nothing new');
+  t.deepEqual(records[0].paths.map((p) => p.path).sort(), Array.from({ length: 8 }, (_, i) => `f${i}.txt`));
+  const steps = JSON.parse(readFileSync(path.join(storeDir(box), 'sessions.json'), 'utf8')).first.step;
+  t.is(steps, 8, 'every event was numbered');
+});

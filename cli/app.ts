@@ -48,6 +48,8 @@ function smuggledOption(message: string): string | undefined {
 async function main(): Promise<void> {
   const cli = yargs(hideBin(process.argv))
     .scriptName('git ckpt')
+    // Messages (and so the smuggled-option check below) must not depend on LANG: git-ckpt speaks English.
+    .locale('en')
     .usage('$0 <command> [options]')
     .option('C', { type: 'string', describe: 'run as if started in <path> (repeatable, like git -C)', global: true, requiresArg: true })
     .command(initCommand)
@@ -79,7 +81,13 @@ async function main(): Promise<void> {
   await cli.parseAsync();
 }
 
+/** Exit codes: 1 for an error the user can act on, 2 for usage, 3 for a bug in git-ckpt itself. */
+export const EXIT_INTERNAL = 3;
+
 main().catch((err: unknown) => {
-  if (isCkptError(err)) fail(err.message, err.code === 'usage' ? 2 : 1);
-  fail(err instanceof Error ? err.message : String(err), 1);
+  if (isCkptError(err) && err.code !== 'internal') fail(err.message, err.code === 'usage' ? 2 : 1);
+  // Anything else is a bug (or an unwrapped system error): say so, and show the stack under GIT_CKPT_TRACE.
+  if (process.env.GIT_CKPT_TRACE && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  const message = err instanceof Error ? err.message : String(err);
+  fail(isCkptError(err) ? `internal error: ${message}` : message, isCkptError(err) ? EXIT_INTERNAL : 1);
 });

@@ -418,3 +418,18 @@ test('8 hook processes fired at once on a workspace with no store yet: the store
   const steps = JSON.parse(readFileSync(path.join(storeDir(box), 'sessions.json'), 'utf8')).first.step;
   t.is(steps, 8, 'every event was numbered');
 });
+
+test('exit codes and messages do not depend on the locale', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  for (const LANG of ['C', 'de_DE.UTF-8', 'fr_FR.UTF-8']) {
+    const env = { LANG, LC_ALL: LANG, LANGUAGE: LANG.slice(0, 2) };
+    const smuggled = await ckpt(box, ['show', '--output=/tmp/x'], { env });
+    t.is(smuggled.code, 1, `${LANG}: ${smuggled.stderr}`);
+    t.regex(smuggled.stderr, /^git-ckpt: not a checkpoint address: "--output=\/tmp\/x" \(looks like an option\)\n$/);
+    const usage = await ckpt(box, ['log', '--no-such-option'], { env });
+    t.is(usage.code, 2, LANG);
+    t.regex(usage.stderr, /^git-ckpt: Unknown argument/);
+  }
+});

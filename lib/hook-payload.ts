@@ -39,6 +39,8 @@ export interface HookEvent {
   /** A tool call that failed (PostToolUseFailure and the like), with the first line of its error, redacted. */
   failed: boolean;
   error: string | null;
+  /** The first line of a tool's text result (redacted), for an error line when the agent reports the failure elsewhere. */
+  resultLine: string | null;
   /** The subagent that made the call, when a subagent did. */
   subagent: { id: string; type: string | null } | null;
   /** The agent's transcript of the session, when the payload names it. */
@@ -251,6 +253,7 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     input,
     failed,
     error: failed ? (firstLine(errorText) ?? 'failed') : null,
+    resultLine: phase === 'post' ? firstLine(str(payload.tool_response) ?? str(payload.tool_output)) : null,
     subagent: agentId ? { id: agentId, type: pick(payload, 'agent_type', 'agentType') } : null,
     transcript: pick(payload, 'transcript_path', 'transcriptPath'),
     prompt,

@@ -80,7 +80,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     logFile = path.join(ws.storeDirPath(), 'hook.log');
     if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId && event.transcript && path.isAbsolute(event.transcript)) {
       const failure = callFailure(event.transcript, event.callId);
-      if (failure) Object.assign(event, { failed: true, error: failure });
+      if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
     }
     const result = await ws.recordHookEvent(event, options.startedAt);
     if (result.created) created = result.id;

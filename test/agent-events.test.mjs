@@ -350,7 +350,7 @@ test('a shell call that exited non-zero is a failed call: Copilot says so in its
   const transcript = write(box, '../rollout.jsonl', `${lines}\n`);
   write(box, 'side.txt', 'made before failing\n');
   await hook(box, 'codex', 'post', { session_id: 'cx', turn_id: 't', transcript_path: transcript, cwd: box.ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'echo x > side.txt; exit 3' }, tool_response: 'boom', tool_use_id: 'call_bad' });
-  t.like(ledgerLines(box).at(-1), { failed: true, error: 'exit code 3', call: 'call_bad' });
+  t.like(ledgerLines(box).at(-1), { failed: true, error: 'exit code 3: boom', call: 'call_bad' });
 });
 
 test('hooks status: whether each agent will run the wired hooks, from its own trust and settings files', async (t) => {

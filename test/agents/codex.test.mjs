@@ -283,7 +283,7 @@ if (agent.skip) {
     // command's output (no exit code); the transcript already holds the item's exit_code and status
     // "failed" when the hook runs.
     later.add('failed: true on the failing command’s post', () => t.is(c2.call_t2_s2_0.failed, true), c2.call_t2_s2_0.failed ?? null);
-    later.add('error: the first line of the failure', () => t.is(c2.call_t2_s2_0.error, 'boom: it failed'), c2.call_t2_s2_0.error ?? null);
+    later.add('error: the first line of the failure', () => t.is(c2.call_t2_s2_0.error, 'exit code 3: boom: it failed'), c2.call_t2_s2_0.error ?? null);
 
     const log = await ckptJson(box, ['log', '--json', '--all']);
     t.true(Array.isArray(log) && log.length >= posts1.length + posts2.length);

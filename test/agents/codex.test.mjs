@@ -170,6 +170,10 @@ if (agent.skip) {
     t.regex(readFileSync(configPath(box), 'utf8'), new RegExp(`\\[projects\\.${JSON.stringify(ws).replace(/[.[\]/\\]/g, '\\$&')}\\]\\s*trust_level = "trusted"`));
     t.deepEqual(readTrace(box), [], 'untrusted hooks: Codex ran none of them');
     t.deepEqual(ledgerRecords(box), [], 'untrusted hooks: no checkpoint');
+    const verdict = async () => (await ckptJson(box, ['hooks', 'status', '--agent', 'codex', '--scope', 'project', '--json']))[0].verdict;
+    const untrusted = await verdict();
+    t.is(untrusted.runs, 'no', 'hooks status tells that Codex will not run the untrusted hooks');
+    t.regex(untrusted.step, /\/hooks/);
 
     // Gate 2: what /hooks does. hooks/list shows every handler untrusted, keyed file:event:group:handler.
     const trust = await trustHooksLikeTui(box, agent.bin);
@@ -184,6 +188,7 @@ if (agent.skip) {
     const config = readFileSync(configPath(box), 'utf8');
     for (const k of expectedKeys) t.true(config.includes(`[hooks.state.${JSON.stringify(k)}]\ntrusted_hash = ${JSON.stringify(computed[k])}`), `config.toml records trust of ${k}`);
     t.log(`hooks status after trust: ${(await ckpt(box, ['hooks', 'status', '--agent', 'codex'])).stdout.trim()}`);
+    t.is((await verdict()).runs, 'yes', "hooks status reads Codex's trust of every one of our hooks (our hash is Codex's)");
 
     // Turn 1.
     const prompt1 = '[[ckpt t1]] Create notes.txt, edit it with sed, make files in parallel, add .env and app.cfg\nSecond line of the prompt.';

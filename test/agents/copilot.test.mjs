@@ -329,6 +329,10 @@ if (agent.skip) {
     t.true(existsSync(f('untrusted.txt')), 'the tool ran');
     t.deepEqual(events(), [], 'untrusted folder: no project hook fired');
     t.deepEqual(ledgerRecords(box), []);
+    const verdict = async () => (await ckptJson(box, ['hooks', 'status', '--agent', 'copilot', '--scope', 'project', '--json']))[0].verdict;
+    const untrusted = await verdict();
+    t.is(untrusted.runs, 'no', 'hooks status tells that Copilot will not run project hooks here');
+    t.regex(untrusted.step, /--trust-folder/);
 
     // 2. --trust-folder: trusted for this one new session, nothing saved.
     const r2 = await copilotTurn(agent, box, 'flag [[ckpt flag]]', { env, trustFolder: true });
@@ -349,6 +353,7 @@ if (agent.skip) {
 
     // 4. Saved trust, as the trust dialog records it: ~/.copilot/config.json `trustedFolders`; it also covers resumed sessions.
     trustFolder(box);
+    t.is((await verdict()).runs, 'yes', "hooks status reads Copilot's trustedFolders");
     before = events().length;
     const r4 = await copilotTurn(agent, box, 'config [[ckpt config]]', { env, session: { resume: id1 } });
     keep(t, 'trustedFolders', r4);

@@ -175,8 +175,33 @@ async function codexCheck(scope: Scope, projectRoot: string | null, hooksFile: s
 
 // ---------------------------------------------------------------- Gemini CLI
 
-/** Pure: Gemini CLI's verdict from its user settings, the project settings and trustedFolders.json. */
-export function geminiVerdict(scope: Scope, projectRoot: string | null, userSettings: Json | undefined, projectSettings: Json | undefined, trustedFolders: Json | undefined): RunVerdict {
+/**
+ * Pure: whether Gemini CLI 0.61 trusts a folder: the longest matching rule of
+ * trustedFolders.json wins (TRUST_FOLDER covers the folder and below it,
+ * TRUST_PARENT the rule path's parent and below, DO_NOT_TRUST nothing), after
+ * the environment's overrides.
+ */
+export function geminiTrusts(folder: string, rules: Record<string, unknown>, env: NodeJS.ProcessEnv): { trusted: boolean; why: string } {
+  if (env.GEMINI_CLI_TRUST_WORKSPACE === 'true') return { trusted: true, why: 'GEMINI_CLI_TRUST_WORKSPACE=true' };
+  if (env.GEMINI_CLI_TRUST_WORKSPACE === 'false') return { trusted: false, why: 'GEMINI_CLI_TRUST_WORKSPACE=false' };
+  if (env.GEMINI_RESTRICTED_MODE === 'true') return { trusted: false, why: 'GEMINI_RESTRICTED_MODE=true' };
+  const target = path.resolve(folder);
+  let best: { length: number; trusted: boolean; why: string } | undefined;
+  for (const [rulePath, rule] of Object.entries(rules)) {
+    const covered = rule === 'TRUST_PARENT' ? path.dirname(path.resolve(rulePath)) : path.resolve(rulePath);
+    if (!(target === covered || target.startsWith(covered.endsWith(path.sep) ? covered : covered + path.sep))) continue;
+    const length = path.resolve(rulePath).length;
+    if (!best || length > best.length) best = { length, trusted: rule === 'TRUST_FOLDER' || rule === 'TRUST_PARENT', why: `${rulePath}: ${String(rule)} in ~/.gemini/trustedFolders.json` };
+  }
+  return best ?? { trusted: false, why: 'no rule in ~/.gemini/trustedFolders.json covers it' };
+}
+
+/**
+ * Pure: Gemini CLI's verdict. In 0.61 hooks from settings files (user and
+ * project alike) are registered only in a trusted folder; `hooksConfig`
+ * can turn them off.
+ */
+export function geminiVerdict(projectRoot: string | null, userSettings: Json | undefined, projectSettings: Json | undefined, trustedFolders: Json | undefined, env: NodeJS.ProcessEnv = {}): RunVerdict {
   for (const [where, settings] of [
     ['~/.gemini/settings.json', userSettings],
     ['.gemini/settings.json', projectSettings],
@@ -186,32 +211,27 @@ export function geminiVerdict(scope: Scope, projectRoot: string | null, userSett
     const disabled = Array.isArray(hooksConfig.disabled) ? hooksConfig.disabled.filter((n) => typeof n === 'string' && n.startsWith('git-ckpt-')) : [];
     if (disabled.length) return { runs: 'no', reason: `hooksConfig.disabled lists ${disabled.join(', ')} in ${where}`, step: `remove them from hooksConfig.disabled in ${where}` };
   }
-  if (scope === 'user' || !projectRoot) return { runs: 'yes', reason: 'user hooks run in every folder' };
   const folderTrust = ((userSettings?.security as Json | undefined)?.folderTrust ?? {}) as Json;
   if (folderTrust.enabled === false) return { runs: 'yes', reason: 'folder trust is turned off in ~/.gemini/settings.json, so every folder is trusted' };
-  const rules = (trustedFolders ?? {}) as Record<string, unknown>;
-  for (const dir of selfAndParents(projectRoot)) {
-    const rule = rules[dir];
-    if (rule === 'DO_NOT_TRUST' && dir === path.resolve(projectRoot)) break;
-    if (rule === 'TRUST_FOLDER' && dir === path.resolve(projectRoot)) return { runs: 'yes', reason: 'the folder is trusted (~/.gemini/trustedFolders.json)' };
-    if (rule === 'TRUST_PARENT' && dir === path.dirname(path.resolve(projectRoot))) return { runs: 'yes', reason: `its parent ${dir} is trusted (~/.gemini/trustedFolders.json)` };
-    if (rule === 'TRUST_FOLDER' && dir !== path.resolve(projectRoot)) return { runs: 'yes', reason: `${dir} is trusted (~/.gemini/trustedFolders.json)` };
-  }
+  if (!projectRoot) return { runs: 'unknown', reason: 'Gemini CLI runs hooks only in folders it trusts; that depends on the folder', step: 'trust each project folder when Gemini CLI asks' };
+  const { trusted, why } = geminiTrusts(projectRoot, (trustedFolders ?? {}) as Record<string, unknown>, env);
+  if (trusted) return { runs: 'yes', reason: `the folder is trusted (${why})` };
   return {
     runs: 'no',
-    reason: 'Gemini CLI runs no project hooks in a folder it does not trust',
+    reason: `Gemini CLI registers no hooks, user or project, in a folder it does not trust (${why}); gemini -p exits with code 55 there`,
     step: 'trust the folder when Gemini CLI asks (or /permissions), which writes ~/.gemini/trustedFolders.json',
   };
 }
 
 function geminiCheck(scope: Scope, projectRoot: string | null, env: NodeJS.ProcessEnv): RunVerdict {
   const dir = path.join(home(env), '.gemini');
+  void scope; // user and project hooks share the folder's trust
   return geminiVerdict(
-    scope,
     projectRoot,
     readJson(path.join(dir, 'settings.json')),
     projectRoot ? readJson(path.join(projectRoot, '.gemini', 'settings.json')) : undefined,
     readJson(env.GEMINI_CLI_TRUSTED_FOLDERS_PATH ?? path.join(dir, 'trustedFolders.json')),
+    env,
   );
 }
 

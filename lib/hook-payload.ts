@@ -173,10 +173,18 @@ function firstLine(text: string | null): string | null {
  * with exit code 3>`; Claude Code sends PostToolUseFailure instead).
  */
 export function shellExitError(payload: Record<string, unknown>): string | null {
-  const result = payload.toolResult ?? payload.tool_result;
-  const text = result && typeof result === 'object' ? str((result as Record<string, unknown>).textResultForLlm ?? (result as Record<string, unknown>).text_result_for_llm) : null;
-  const code = text ? /completed with exit code (\d+)>/.exec(text)?.[1] : undefined;
-  return code !== undefined && code !== '0' ? `exit code ${code}` : null;
+  const field = (o: unknown, ...keys: string[]) => (o && typeof o === 'object' ? pick(o as Record<string, unknown>, ...keys) : null);
+  // Copilot CLI: `<shellId: 1 completed with exit code 3>`; Gemini CLI: an `Exit Code: 3` line, or `Command exited with code: 3`.
+  const texts = [
+    field(payload.toolResult ?? payload.tool_result, 'textResultForLlm', 'text_result_for_llm'),
+    field(payload.tool_response, 'llmContent'),
+    field(payload.tool_response, 'returnDisplay'),
+  ];
+  for (const text of texts) {
+    const code = text ? (/completed with exit code (\d+)>/.exec(text) ?? /^Exit Code: (\d+)\s*$/m.exec(text) ?? /^Command exited with code: (\d+)/m.exec(text))?.[1] : undefined;
+    if (code !== undefined && code !== '0') return `exit code ${code}`;
+  }
+  return null;
 }
 
 function timestampMs(v: unknown): number | null {
@@ -238,7 +246,9 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
   const cwd = pick(payload, 'cwd', 'workspacePath');
   const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
   const response = payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
-  const errorText = pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (str(response.error) ?? shellExitError(payload)) : null);
+  // Gemini's tool_response.error is an object {type, message}.
+  const responseError = str(response.error) ?? (response.error && typeof response.error === 'object' ? pick(response.error as Record<string, unknown>, 'message', 'type') : null);
+  const errorText = pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (responseError ?? shellExitError(payload)) : null);
   const failed = phase === 'post' && (/failure$/i.test(eventName) || errorText !== null);
   const agentId = pick(payload, 'agent_id', 'agentId');
   const prompt = phase === 'turn-start' ? pick(payload, 'prompt', 'user_prompt', 'userPrompt') : null;

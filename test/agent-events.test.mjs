@@ -337,6 +337,11 @@ test('a shell call that exited non-zero is a failed call: Copilot says so in its
   const post = (text) => payloads.parseHookPayload('copilot', 'post', JSON.stringify({ sessionId: 's', toolName: 'bash', toolArgs: {}, toolResult: { resultType: 'success', textResultForLlm: text } }));
   t.like(post('\n<shellId: 1 completed with exit code 3>'), { failed: true, error: 'exit code 3' });
   t.like(post('\n<shellId: 0 completed with exit code 0>'), { failed: false, error: null });
+  const gemini = (response) => payloads.parseHookPayload('gemini', 'post', JSON.stringify({ session_id: 'g', hook_event_name: 'AfterTool', tool_name: 'run_shell_command', tool_input: { command: 'x' }, tool_response: response }));
+  t.like(gemini({ llmContent: '<untrusted_context>\nOutput: boom\nExit Code: 3\nProcess Group PGID: 1\n</untrusted_context>', returnDisplay: 'boom' }), { failed: true, error: 'exit code 3' });
+  t.like(gemini({ llmContent: '', returnDisplay: 'Command exited with code: 2' }), { failed: true, error: 'exit code 2' });
+  t.like(gemini({ llmContent: 'Output: (empty)', returnDisplay: '' }), { failed: false });
+  t.like(gemini({ llmContent: 'x', error: { type: 'FILE_NOT_FOUND', message: 'File not found: a.txt' } }), { failed: true, error: 'File not found: a.txt' });
   const lines = [
     '{"cut":"a line cut by the tail read',
     JSON.stringify({ type: 'event_msg', payload: { type: 'item_completed', item: { id: 'call_ok', status: 'completed', exit_code: 0 } } }),
@@ -377,10 +382,12 @@ test('hooks status: whether each agent will run the wired hooks, from its own tr
   const changed = { ...config, hooks: { ...config.hooks, Stop: [{ hooks: [{ type: 'command', command: "sh '/y/git-ckpt-hook' codex turn-end", timeout: 30 }] }] } };
   verdict(trust.codexVerdict('project', root, hooksFile, changed, { ...projectTrusted, hooks: { state } }, ours), 'no', /1 of git-ckpt’s 2/);
 
-  verdict(trust.geminiVerdict('project', root, {}, {}, { [root]: 'TRUST_FOLDER' }), 'yes');
-  verdict(trust.geminiVerdict('project', root, {}, {}, {}), 'no', /trust the folder/);
-  verdict(trust.geminiVerdict('project', root, { hooksConfig: { enabled: false } }, {}, { [root]: 'TRUST_FOLDER' }), 'no');
-  verdict(trust.geminiVerdict('user', root, {}, {}, {}), 'yes');
+  verdict(trust.geminiVerdict(root, {}, {}, { [root]: 'TRUST_FOLDER' }), 'yes');
+  verdict(trust.geminiVerdict(root, {}, {}, {}), 'no', /trust the folder/);
+  verdict(trust.geminiVerdict(root, { hooksConfig: { enabled: false } }, {}, { [root]: 'TRUST_FOLDER' }), 'no');
+  verdict(trust.geminiVerdict(root, {}, {}, { '/home': 'TRUST_FOLDER', '/home/u': 'DO_NOT_TRUST' }), 'no', /DO_NOT_TRUST/);
+  verdict(trust.geminiVerdict(root, {}, {}, { '/home/u/project/x': 'TRUST_PARENT' }), 'yes', /TRUST_PARENT/);
+  verdict(trust.geminiVerdict(root, {}, {}, {}, { GEMINI_CLI_TRUST_WORKSPACE: 'true' }), 'yes');
 
   verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u'] }, {}), 'yes');
   verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u/proj'] }, {}), 'no', /--trust-folder/);

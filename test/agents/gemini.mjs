@@ -101,8 +101,10 @@ export async function startGeminiServer(scripts) {
     const unexpected = (srv.unexpected ??= []);
     if (req.method === 'POST' && /:streamGenerateContent$/.test(p)) {
       const { name, step } = conversationState(body);
-      const script = name && scripts[name];
-      // A side request (no marker, or a classifier/next-speaker prompt with a system instruction of its own).
+      // The agent's own turn declares its tools; a side request (summary, classifier) does not,
+      // even when it quotes the marked prompt.
+      const hasTools = (body?.tools ?? []).some((t) => (t.functionDeclarations ?? []).length > 0);
+      const script = hasTools && name && scripts[name];
       if (!script) {
         unexpected.push({ url: req.url, why: 'stream without marker', body });
         return sendSse(res, [sideAnswer(body)]);
@@ -110,7 +112,7 @@ export async function startGeminiServer(scripts) {
       const s = script[Math.min(step, script.length - 1)];
       turnLog.push({ name, step, calls: s.calls?.map((c) => c.name) ?? null });
       if (s.calls) {
-        // Thought-less function calls; the first chunk carries the calls, the last the finish reason.
+        // One chunk: every call of the step (parallel calls) in one model message, finishReason STOP.
         return sendSse(res, [candidate(s.calls.map((c) => ({ functionCall: { name: c.name, args: c.args } })))]);
       }
       // Text split over two chunks, like the real API.
@@ -202,8 +204,11 @@ export async function runGeminiTurn(agent, box, env, prompt, { resume = false, t
 
 /** One line about a CLI run for the test log: exit, time, and the tails of stdout and stderr. */
 export function describeRun(label, r) {
+  const head = (s, n = 600) => (s.length > n ? `${s.slice(0, n)}…` : s);
   const tail = (s, n = 1500) => (s.length > n ? `…${s.slice(-n)}` : s);
-  return `${label}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\n  args: ${JSON.stringify(r.args)}\n  stdout: ${tail(r.stdout)}\n  stderr: ${tail(r.stderr)}`;
+  // The JSON result's session id and response come first; its stats are noise.
+  const out = r.json ? JSON.stringify({ session_id: r.json.session_id, response: r.json.response, error: r.json.error }) : head(r.stdout);
+  return `${label}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\n  args: ${JSON.stringify(r.args)}\n  stdout: ${out}\n  stderr: ${tail(r.stderr)}`;
 }
 
 /** The trace lines (one JSON object per hook invocation). */

@@ -67,7 +67,9 @@ A.scripts = {
     {
       calls: [
         { name: 'write_file', args: { file_path: 'par_a.txt', content: 'a\n' } },
-        { name: 'write_file', args: { file_path: '.env', content: `API_KEY=${A.secretEnv}\n` } },
+        // A secret file (never stored). Not .env: Gemini refuses write_file on .env at validation, and a
+        // call refused there fires no hook at all.
+        { name: 'write_file', args: { file_path: 'deploy.pem', content: `-----BEGIN PRIVATE KEY-----\n${A.secretEnv}\n-----END PRIVATE KEY-----\n` } },
         { name: 'run_shell_command', args: { command: A.shellPar, description: 'create par_b.txt' } },
       ],
     },
@@ -92,9 +94,11 @@ const sessionA = once(async () => {
 
   const install = await ckpt(box, ['hooks', 'install', '--agent', 'gemini', '--scope', 'project']);
   logs.push(`hooks install: ${install.code} ${install.stdout}${install.stderr}`);
+  const statusUntrusted = await ckptJson(box, ['hooks', 'status', '--json']);
   const server = await startGeminiServer(A.scripts);
   servers.push(server);
   const env = configureGemini(box, server);
+  const statusTrusted = await ckptJson(box, ['hooks', 'status', '--json']);
   const traceFile = path.join(box.base, 'trace.jsonl');
   env.GIT_CKPT_HOOK_TRACE = traceFile;
 
@@ -111,7 +115,7 @@ const sessionA = once(async () => {
   const records = ledgerRecords(box);
   logs.push(`trace: ${JSON.stringify(trace.map((e) => `${traceAddr(e)} created=${e.created}`))}`);
   logs.push(`ledger: ${JSON.stringify(records.map((r) => ({ ...r, tree: undefined, parent: undefined })), null, 1).slice(0, 8000)}`);
-  return { box, server, env, install, r1, r2, trace, trace1: trace.slice(0, trace1Len), trace2: trace.slice(trace1Len), records, store: storeText(box), before2, after2, fpBefore, logs };
+  return { box, server, env, install, statusUntrusted, statusTrusted, r1, r2, trace, trace1: trace.slice(0, trace1Len), trace2: trace.slice(trace1Len), records, store: storeText(box), before2, after2, fpBefore, logs };
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -151,9 +155,11 @@ const sessionB = once(async () => {
   logs.push(describeRun('gemini in an untrusted folder', untrusted));
   const traceUntrusted = readTrace(traceFile);
   const requestsUntrusted = server.requests.length;
+  const statusUntrusted = await ckptJson(box, ['hooks', 'status', '--json']);
 
   // 2. Trusted, with a probe hook next to git-ckpt's: a BeforeTool definition with a regex matcher.
   const env = { ...configureGemini(box, server), GIT_CKPT_HOOK_TRACE: traceFile };
+  const statusTrusted = await ckptJson(box, ['hooks', 'status', '--json']);
   const settingsFile = path.join(box.home, '.gemini', 'settings.json');
   const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
   const probeFile = path.join(box.base, 'probe.jsonl');
@@ -171,7 +177,7 @@ const sessionB = once(async () => {
   logs.push(`trace: ${JSON.stringify(trace.map((e) => `${traceAddr(e)} created=${e.created}`))}`);
   logs.push(`probe: ${JSON.stringify(probe.map((p) => p.tool_name))}`);
   logs.push(`ledger: ${JSON.stringify(records.map((r) => ({ ...r, tree: undefined, parent: undefined })), null, 1).slice(0, 6000)}`);
-  return { box, install, status, untrusted, traceUntrusted, requestsUntrusted, r1, probe, trace, records, fpBefore, fpAfter: gitDirFingerprint(box), files: workspaceFiles(box), logs };
+  return { box, server, install, status, statusUntrusted, statusTrusted, untrusted, traceUntrusted, requestsUntrusted, r1, probe, trace, records, fpBefore, fpAfter: gitDirFingerprint(box), files: workspaceFiles(box), logs };
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -231,6 +237,9 @@ if (agent.skip) {
     t.context.logs = s.logs;
     t.is(s.install.code, 0);
     t.true(existsSync(path.join(s.box.ws, '.gemini', 'settings.json')), 'project-scope install writes .gemini/settings.json in the workspace');
+    const verdict = (status) => status.find((x) => x.agent === 'gemini' && x.scope === 'project')?.verdict;
+    t.is(verdict(s.statusUntrusted)?.runs, 'no', 'hooks status: not before the folder is trusted');
+    t.is(verdict(s.statusTrusted)?.runs, 'yes', 'hooks status: yes once ~/.gemini/trustedFolders.json trusts it');
     t.is(s.r1.code, 0);
     t.is(s.r2.code, 0);
     t.is(s.r1.json?.response, 'Turn 1 done.');
@@ -242,7 +251,9 @@ if (agent.skip) {
       ['a1.0', 'a1.1', 'a1.2', 'a1.3', 'a1.4', 'a2.0', 'a2.1', 'a2.2'],
       'every scripted step was requested exactly once',
     );
-    t.deepEqual(s.server.unexpected, [], 'no side requests (the CLI asked for nothing but the scripted turns)');
+    // Side requests (generateContent for a classifier or a next-speaker check) are answered and logged;
+    // with an explicit model and the default skipNextSpeakerCheck, 0.61 sends none. No unknown endpoint.
+    t.deepEqual(s.server.unexpected.filter((u) => u.why === 'unknown endpoint'), []);
     // The workspace the scripted tools produced.
     t.is(readFileSync(path.join(s.box.ws, 'notes.txt'), 'utf8'), 'OMEGA\ngamma\n');
     t.is(readFileSync(path.join(s.box.ws, 'par_b.txt'), 'utf8'), 'b\nmore\n');
@@ -284,9 +295,9 @@ if (agent.skip) {
     for (const e of s.trace.filter((x) => x.phase === 'pre')) t.is(e.created, null, `pre ${e.tool} created nothing`);
     const posts = s.trace.filter((x) => x.phase === 'post');
     const byInput = (pred) => posts.filter((e) => pred(e.payload.tool_input ?? {}));
-    const envPost = byInput((i) => i.file_path === '.env');
+    const envPost = byInput((i) => i.file_path === 'deploy.pem');
     t.is(envPost.length, 1);
-    t.is(envPost[0].created, null, 'writing only a secret file (.env, never stored) changes nothing in the store');
+    t.is(envPost[0]?.created, null, 'writing only a secret file (*.pem, never stored) makes no checkpoint');
     const changing = posts.filter((e) => e !== envPost[0]);
     t.is(changing.length, 7);
     for (const e of changing) t.truthy(e.created, `post ${e.tool} ${JSON.stringify(e.payload.tool_input).slice(0, 80)} created a checkpoint`);
@@ -329,7 +340,7 @@ if (agent.skip) {
       t.deepEqual(steps, [...steps].sort((a, b) => a - b), `turn ${turn}: steps grow`);
       t.is(new Set(steps).size, steps.length, `turn ${turn}: one step per call`);
     }
-    // Turn 1 has 6 calls (the .env write makes no checkpoint): the failing command is step 6.
+    // Turn 1 has 6 calls (the deploy.pem write makes no checkpoint): the failing command is step 6.
     t.deepEqual(post.filter((r) => r.turn === 1).map((r) => r.step), [1, 2, 3, 5, 6]);
     t.deepEqual(post.filter((r) => r.turn === 2).map((r) => r.step), [1, 2]);
     const [write1, shell1, parA, , , replace, shell2] = post;
@@ -383,7 +394,7 @@ if (agent.skip) {
     t.context.logs = s.logs;
     t.true(s.store.length > 0);
     for (const v of [A.secretEnv, A.secretCmd, A.secretPrompt]) t.false(s.store.includes(v), `the store does not contain ${v.split('-')[0]}`);
-    t.true(existsSync(path.join(s.box.ws, '.env')), '.env is in the workspace, just not in the store');
+    t.true(existsSync(path.join(s.box.ws, 'deploy.pem')), 'deploy.pem is in the workspace, just not in the store');
   });
 
   test.serial('A: restore turn:2 and undo are byte-exact; the user\'s .git is untouched', async (t) => {
@@ -407,10 +418,21 @@ if (agent.skip) {
   test.serial('B: untrusted folder: headless Gemini refuses to start, no hook runs', async (t) => {
     const s = await sessionB();
     t.context.logs = s.logs;
-    t.not(s.untrusted.code, 0);
+    t.is(s.untrusted.code, 55, 'FatalUntrustedWorkspaceError exits 55');
     t.regex(s.untrusted.stderr + s.untrusted.stdout, /not running in a trusted directory/);
     t.deepEqual(s.traceUntrusted, []);
     t.is(s.requestsUntrusted, 0, 'not one model request');
+  });
+
+  test.serial('B: hooks status tells whether Gemini will run user-scope hooks (no in an untrusted folder, yes once trusted)', async (t) => {
+    const s = await sessionB();
+    t.context.logs = s.logs;
+    const verdict = (status) => status.find((x) => x.agent === 'gemini' && x.scope === 'user')?.verdict;
+    t.log(`untrusted: ${JSON.stringify(verdict(s.statusUntrusted))}; trusted: ${JSON.stringify(verdict(s.statusTrusted))}`);
+    // Gemini 0.61 registers the settings hooks of every scope (user included) only in a trusted folder
+    // (HookRegistry.processHooksFromConfig); headless it does not even start there (exit 55).
+    t.is(verdict(s.statusUntrusted)?.runs, 'no', 'user-scope hooks do not run in an untrusted folder');
+    t.is(verdict(s.statusTrusted)?.runs, 'yes');
   });
 
   test.serial('B: user scope: hooks from ~/.gemini/settings.json fire, nothing written in the workspace', async (t) => {
@@ -422,13 +444,15 @@ if (agent.skip) {
     t.deepEqual(gem.map((x) => `${x.scope}:${x.state}`).sort(), ['project:not wired', 'user:wired']);
     t.is(s.r1.code, 0);
     t.is(s.r1.json?.response, 'User scope done.');
+    t.deepEqual(s.server.turns.map((x) => `${x.name}.${x.step}:${x.calls}`), ['b1.0:read_file', 'b1.1:write_file,replace', 'b1.2:null'], 'read_file ran');
+    // git-ckpt's tool matcher excludes Gemini's read-only tools (a negative lookahead: Gemini's
+    // matcher is a JS RegExp), so read_file spawns no hook at all; the writes do.
     const addr = s.trace.map(traceAddr);
-    t.deepEqual(addr.slice(0, 4), ['session-start', 'turn-start', 'pre:read_file', 'post:read_file'], 'git-ckpt\'s "*" matcher also sees read-only tools');
-    t.deepEqual(sorted(addr.slice(4, 8)), sorted(['pre:write_file', 'post:write_file', 'pre:replace', 'post:replace']));
-    t.deepEqual(addr.slice(8), ['turn-end']);
+    t.deepEqual(addr.slice(0, 2), ['session-start', 'turn-start']);
+    t.deepEqual(sorted(addr.slice(2, 6)), sorted(['pre:write_file', 'post:write_file', 'pre:replace', 'post:replace']));
+    t.deepEqual(addr.slice(6), ['turn-end']);
+    t.false(addr.some((x) => x.endsWith(':read_file')), 'no hook for read_file');
     for (const e of s.trace) t.is(e.session, s.r1.sessionId);
-    const readPost = s.trace.find((e) => e.phase === 'post' && e.tool === 'read_file');
-    t.is(readPost.created, null, 'a read creates no checkpoint');
     const post = hookRecords(s.records).filter((r) => r.kind === 'post');
     t.deepEqual(sorted(post.map((r) => `${r.tool} ${pathList(r).join(',')}`)), ['replace M README.md', 'write_file A u.txt']);
     for (const r of post) t.is(r.turn, 1);

@@ -236,6 +236,7 @@ export class Workspace {
             transcript: event.transcript ?? undefined,
             prompt,
           },
+          holdPaths: numbered?.hold,
           timeBudgetMs: budget,
         });
         if (result.created && prompt !== undefined && turn !== null && event.session !== null) {

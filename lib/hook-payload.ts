@@ -39,6 +39,8 @@ export interface HookEvent {
   /** A tool call that failed (PostToolUseFailure and the like), with the first line of its error, redacted. */
   failed: boolean;
   error: string | null;
+  /** The file a file tool writes (Write, Edit, create …), as the payload names it. */
+  targetPath: string | null;
   /** The first line of a tool's text result (redacted), for an error line when the agent reports the failure elsewhere. */
   resultLine: string | null;
   /** The subagent that made the call, when a subagent did. */
@@ -235,6 +237,8 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
   const tool = pick(payload, 'tool_name', 'toolName');
   const inputSource = payload.tool_input ?? payload.toolArgs ?? payload.tool_args ?? payload.parameters;
   const input = summarizeInput(inputSource);
+  const inputObject = asObject(inputSource);
+  const targetPath = inputObject && !pick(inputObject, ...COMMAND_KEYS) ? pick(inputObject, ...PATH_KEYS) : null;
   const roots = Array.isArray(payload.workspace_roots) ? payload.workspace_roots : Array.isArray(payload.workspaceRoots) ? payload.workspaceRoots : [];
   const projectDir =
     str(agent === 'copilot' ? env.COPILOT_PROJECT_DIR : undefined) ??
@@ -263,6 +267,7 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     input,
     failed,
     error: failed ? (firstLine(errorText) ?? 'failed') : null,
+    targetPath,
     resultLine: phase === 'post' ? firstLine(str(payload.tool_response) ?? str(payload.tool_output)) : null,
     subagent: agentId ? { id: agentId, type: pick(payload, 'agent_type', 'agentType') } : null,
     transcript: pick(payload, 'transcript_path', 'transcriptPath'),

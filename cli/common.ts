@@ -1,5 +1,6 @@
 /** What every command module shares: opening the workspace named by -C, output helpers. */
 import path from 'node:path';
+import { userPath } from '../lib/paths.js';
 import { Workspace } from '../lib/ckpt.js';
 import { CkptError } from '../lib/errors.js';
 
@@ -34,13 +35,8 @@ export function nonNegativeInt(name: string, value: unknown): number | undefined
   return n;
 }
 
-/** Convert user paths (relative to the current directory) into workspace paths, refusing escapes. */
+/** User paths (relative to the current directory, as git takes them) as workspace paths, through the one path gate. */
 export function workspacePaths(ws: Workspace, argv: GlobalArgs, paths: string[]): string[] {
   const base = startDir(argv);
-  return paths.map((p) => {
-    const abs = path.resolve(base, p);
-    const rel = path.relative(ws.root, abs);
-    if (rel.startsWith('..') || path.isAbsolute(rel)) throw new CkptError('bad-address', `path is outside the workspace: ${p}`);
-    return rel.split(path.sep).join('/') || '.';
-  });
+  return [...new Set(paths.map((p) => userPath(ws.root, base, p)))];
 }

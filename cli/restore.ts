@@ -14,14 +14,6 @@ interface RestoreArgs extends GlobalArgs {
   '--'?: string[];
 }
 
-/** User paths: relative to the current directory; `..` segments and absolute paths are refused. */
-function selectionFrom(raw: string[]): string[] {
-  for (const p of raw) {
-    if (p.startsWith('/') || p.split(/[\\/]/).includes('..')) throw new CkptError('bad-address', `path refused: ${JSON.stringify(p)} (absolute paths and ".." are not allowed; name paths inside the workspace)`);
-  }
-  return raw;
-}
-
 export const restoreCommand: CommandModule<GlobalArgs, RestoreArgs> = {
   command: 'restore [ckpt]',
   describe: 'make the workspace match a checkpoint (never deletes unless --delete-new)',
@@ -43,7 +35,7 @@ export const restoreCommand: CommandModule<GlobalArgs, RestoreArgs> = {
     }
     if (argv.ckpt === undefined) throw new CkptError('usage', 'name the checkpoint to restore (see git ckpt log), or --continue / --abort');
     const raw = (argv['--'] ?? []).map(String);
-    const paths = raw.length ? workspacePaths(ws, argv, selectionFrom(raw)) : undefined;
+    const paths = raw.length ? workspacePaths(ws, argv, raw) : undefined;
     const report = await ws.restore(String(argv.ckpt), { dryRun: argv['dry-run'], deleteNew: argv['delete-new'], paths });
     printOperation(report, argv.json ?? false);
     exitCodeFor(report.counts.failed);

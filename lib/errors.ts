@@ -11,6 +11,10 @@ export type ErrorCode =
   | 'budget' // snapshot time budget ran out (progress is kept)
   | 'git' // a git child process failed
   | 'refused' // the runner refused a git call (verb or argument)
+  | 'path' // a path the user named is unsafe, outside the workspace, or unknown
+  | 'config' // a setting or an agent's config file that cannot be used
+  | 'pending' // an interrupted restore, revert or undo must be finished or rolled back first
+  | 'stale' // undo would overwrite changes made since the operation (use --force)
   | 'nothing' // an operation that needs a checkpoint found none
   | 'degraded' // a checkpoint named explicitly has lost objects
   | 'internal'; // a bug in git-ckpt: a rule it sets itself was about to be broken

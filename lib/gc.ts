@@ -66,7 +66,7 @@ function planFor(paths: StorePaths, settings: Settings, now: number): { plan: Re
   try {
     journal = readJournal(paths.dir);
   } catch (err) {
-    throw new CkptError('refused', `gc refused: ${(err as Error).message}`);
+    throw new CkptError('pending', `gc refused: ${(err as Error).message}`, {}, { cause: err });
   }
   const plan = planRetention({
     records,

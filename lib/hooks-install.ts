@@ -175,14 +175,14 @@ function oursIn(item: unknown, spec: AgentSpec): number {
 
 function hooksTable(config: Json, file: string): Json {
   if (config.hooks === undefined) return {};
-  if (!isObject(config.hooks)) throw new CkptError('refused', `${file}: "hooks" is not an object; left untouched`);
+  if (!isObject(config.hooks)) throw new CkptError('config', `${file}: "hooks" is not an object; left untouched`);
   return config.hooks;
 }
 
 function eventList(hooks: Json, event: string, file: string): unknown[] {
   const list = hooks[event];
   if (list === undefined) return [];
-  if (!Array.isArray(list)) throw new CkptError('refused', `${file}: hooks.${event} is not a list; left untouched`);
+  if (!Array.isArray(list)) throw new CkptError('config', `${file}: hooks.${event} is not a list; left untouched`);
   return list;
 }
 
@@ -289,16 +289,16 @@ function readConfig(file: string): Json | undefined {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CkptError('refused', `cannot read ${file}: ${(err as Error).message}; left untouched`);
+    throw new CkptError('config', `cannot read ${file}: ${(err as Error).message}; left untouched`);
   }
   if (text.trim() === '') return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new CkptError('refused', `cannot parse ${file} (${(err as Error).message.split('\n')[0]}); left untouched`);
+    throw new CkptError('config', `cannot parse ${file} (${(err as Error).message.split('\n')[0]}); left untouched`);
   }
-  if (!isObject(parsed)) throw new CkptError('refused', `${file} does not hold a JSON object; left untouched`);
+  if (!isObject(parsed)) throw new CkptError('config', `${file} does not hold a JSON object; left untouched`);
   return parsed;
 }
 

@@ -6,6 +6,9 @@
  * passes `unsafePathReason` first.
  */
 
+import path from 'node:path';
+import { CkptError } from './errors.js';
+
 /** Restore's temporary files in the workspace start with this; snapshots exclude them and recovery removes them. */
 export const TMP_PREFIX = '.git-ckpt-tmp-';
 
@@ -45,18 +48,18 @@ export function isSelected(p: string, selection: readonly string[] | undefined):
   return false;
 }
 
-/** Pure: normalize a user's selection (already workspace-relative) and refuse unsafe entries. */
-export function normalizeSelection(paths: readonly string[]): { paths: string[]; refused?: { path: string; reason: string } } {
-  const out: string[] = [];
-  for (const raw of paths) {
-    const p = raw.replace(/\/+$/, '');
-    if (p === '.' || p === '') {
-      out.push('.');
-      continue;
-    }
-    const reason = unsafePathReason(p);
-    if (reason) return { paths: out, refused: { path: raw, reason } };
-    out.push(p);
-  }
-  return { paths: [...new Set(out)] };
+/**
+ * Pure: the one gate for paths a person names (`diff -- <path>`, `restore --
+ * <path>`): relative to `cwd` as git takes them, so `../docs` from `src/` is
+ * fine while it stays inside the workspace; then held to the same rules as
+ * tree and journal paths. Returns the workspace-relative path ('.' for the
+ * whole workspace) or throws a `path` error.
+ */
+export function userPath(root: string, cwd: string, raw: string): string {
+  const rel = path.relative(root, path.resolve(cwd, raw)).split(path.sep).join('/');
+  if (rel === '') return '.';
+  if (rel === '..' || rel.startsWith('../') || path.isAbsolute(rel)) throw new CkptError('path', `path is outside the workspace: ${raw}`);
+  const unsafe = unsafePathReason(rel);
+  if (unsafe) throw new CkptError('path', `path refused: ${JSON.stringify(raw)} (${unsafe})`);
+  return rel;
 }

@@ -77,7 +77,7 @@ function short(id: string): string {
 function refuseIfInterrupted(ctx: SnapshotContext): void {
   const journal = readJournal(ctx.paths.dir);
   if (journal) {
-    throw new CkptError('refused', `an interrupted ${journal.op} (journal ${journal.id}) is pending; finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort`);
+    throw new CkptError('pending', `an interrupted ${journal.op} (journal ${journal.id}) is pending; finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort`);
   }
 }
 
@@ -194,9 +194,9 @@ function checkSelection(root: string, target: Map<string, TreeEntry>, selection:
   for (const s of selection) {
     if (s === '.') continue;
     const unsafe = unsafePathReason(s);
-    if (unsafe) throw new CkptError('bad-address', `path refused: ${JSON.stringify(s)} (${unsafe})`);
+    if (unsafe) throw new CkptError('path', `path refused: ${JSON.stringify(s)} (${unsafe})`);
     if (keys.some((k) => isSelected(k, [s]))) continue;
-    if (!tryLstat(path.join(root, s))) throw new CkptError('bad-address', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
+    if (!tryLstat(path.join(root, s))) throw new CkptError('path', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
   }
 }
 
@@ -253,7 +253,7 @@ export async function undoLocked(ctx: SnapshotContext, records: readonly Checkpo
   if (stale.length && !options.force) {
     const list = stale.slice(0, 5).join(', ');
     throw new CkptError(
-      'refused',
+      'stale',
       `undo refused: ${stale.length} file${stale.length === 1 ? '' : 's'} changed since the ${last.kind} (${list}${stale.length > 5 ? ', …' : ''}); nothing was changed (--force undoes anyway; the current state is kept as a guard checkpoint)`,
       { stale },
     );

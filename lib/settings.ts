@@ -54,13 +54,13 @@ export function parseGitBool(key: string, value: string): boolean {
   const v = value.trim().toLowerCase();
   if (['true', 'yes', 'on', '1', ''].includes(v)) return true;
   if (['false', 'no', 'off', '0'].includes(v)) return false;
-  throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected true or false)`);
+  throw new CkptError('config', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected true or false)`);
 }
 
 /** git's integer syntax: an optional k, m or g suffix, powers of 1024. */
 export function parseGitSize(key: string, value: string): number {
   const match = /^\s*(\d+)\s*([kmg]?)\s*$/i.exec(value);
-  if (!match) throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected a number with an optional k, m or g suffix)`);
+  if (!match) throw new CkptError('config', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected a number with an optional k, m or g suffix)`);
   const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
   return Number(match[1]) * unit;
 }
@@ -68,7 +68,7 @@ export function parseGitSize(key: string, value: string): number {
 /** A duration: `1500ms`, `15s`, `2m`, `12h`, `30d`, or a bare number of seconds. */
 export function parseDuration(key: string, value: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
-  if (!match) throw new CkptError('usage', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms, 2m, 12h or 30d)`);
+  if (!match) throw new CkptError('config', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms, 2m, 12h or 30d)`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm' | 'h' | 'd'];
   return Math.round(Number(match[1]) * unit);
 }

@@ -152,11 +152,16 @@ test('selected paths: only they are touched; an unknown path fails the whole com
   const sub = await ckptJson(box, ['restore', a, '--', 'x.js'], { cwd: path.join(box.ws, 'src/deep') });
   t.is(sub.counts.restore, 1);
   t.is(readFileSync(path.join(box.ws, 'src/deep/x.js'), 'utf8'), 'x = 1\n');
+  // `..` that stays inside the workspace is fine from a subdirectory, as it is for diff and for git.
+  write(box, 'a.txt', 'edited from below\n');
+  const up = await ckptJson(box, ['restore', a, '--', '../../a.txt'], { cwd: path.join(box.ws, 'src/deep') });
+  t.is(up.counts.restore, 1);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'alpha\n');
 
   write(box, 'a.txt', 'edited again\n');
   const ws = treeState(box.ws);
   const store = storeData(box);
-  for (const bad of [['nope.txt'], ['a.txt', 'missing/dir'], ['../outside'], ['src/../a.txt'], ['/etc/passwd'], ['.git/config'], ['src/.GIT/x']]) {
+  for (const bad of [['nope.txt'], ['a.txt', 'missing/dir'], ['../outside'], ['src/../../outside'], ['/etc/passwd'], ['.git/config'], ['src/.GIT/x']]) {
     const res = await ckpt(box, ['restore', a, '--', ...bad]);
     t.is(res.code, 1, `${bad}: ${res.stderr}`);
     t.regex(res.stderr, /^git-ckpt: .*(neither the checkpoint nor the workspace|refused|outside the workspace)/);

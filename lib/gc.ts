@@ -24,7 +24,7 @@ import { readLedger, type CheckpointRecord } from './ledger.js';
 import { planRetention, type DropRule, type RetentionPlan } from './retention.js';
 import { git } from './runner.js';
 import type { Settings } from './settings.js';
-import { dirSize, fsyncFile, writeFileAtomic, writeFileDurable, type StorePaths } from './store.js';
+import { dirSize, OBJECT_CACHES, fsyncFile, writeFileAtomic, writeFileDurable, type StorePaths } from './store.js';
 
 export interface GcOptions {
   dryRun?: boolean;
@@ -116,7 +116,7 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   report.dropped = [...dropped.values()];
   report.kept = plan.keep.length;
   report.packsAfter = packNames(paths.gitDir).length;
-  writeFileAtomic(path.join(paths.dir, 'pack-state.json'), JSON.stringify({ looseEstimate: 0, sinceGc: 0 }));
+  writeFileAtomic(paths.packState, JSON.stringify({ looseEstimate: 0, sinceGc: 0 }));
   return report;
 }
 
@@ -140,7 +140,7 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
   writeFileSync(path.join(dir, `pack-${made}.keep`), 'git-ckpt\n');
   fsyncFile(path.join(dir, `pack-${made}.idx`));
   // Caches that may name objects about to go.
-  for (const cache of ['index.stamp', 'probe.json']) rmSync(path.join(paths.dir, cache), { force: true });
+  for (const cache of OBJECT_CACHES) rmSync(paths[cache], { force: true });
   if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
   for (const name of before) {
     if (name === made) continue;

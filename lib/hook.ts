@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Workspace } from './ckpt.js';
 import { neutralOutput, parseHookPayload, type HookEvent } from './hook-payload.js';
-import { storeRoot } from './store.js';
+import { storePaths, storeRoot } from './store.js';
 import { callFailure } from './transcript.js';
 import { unsafePathReason } from './paths.js';
 
@@ -77,7 +77,8 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     if (event.input && path.isAbsolute(event.input)) event.input = workspaceRelative(ws.root, ws.root, event.input) ?? event.input;
     // The file a tool writes, for holding it out of other events' checkpoints while a subagent writes it.
     event.targetPath = event.targetPath ? workspaceRelative(ws.root, event.cwd ?? ws.root, event.targetPath) : null;
-    logFile = path.join(ws.storeDirPath(), 'hook.log');
+    const store = storePaths(ws.storeDirPath());
+    logFile = store.hookLog;
     if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId && event.transcript && path.isAbsolute(event.transcript)) {
       const failure = callFailure(event.transcript, event.callId);
       if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
@@ -87,7 +88,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
     const skips = result.skippedCount ? `${result.skippedCount} path(s) not captured: ${result.skipped.slice(0, 5).map((s) => `${s.path} (${s.reason})`).join(', ')}` : '';
     // The same files stay uncaptured on every later call: log a change in that list, not each repeat.
-    if (changedSkipNote(path.join(ws.storeDirPath(), 'hook.skips'), skips) && skips) note(`${skips} (git ckpt status lists them)`);
+    if (changedSkipNote(store.hookSkips, skips) && skips) note(`${skips} (git ckpt status lists them)`);
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }

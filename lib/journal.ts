@@ -9,13 +9,12 @@
  * whole, and never becomes a write primitive.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import { CkptError } from './errors.js';
 import { OPERATION_KINDS, type OperationKind } from './ledger.js';
 import { unsafePathReason } from './paths.js';
 import type { TreeEntry } from './restore-plan.js';
 import { isObjectId } from './runner.js';
-import { fsyncFolder, writeFileDurable } from './store.js';
+import { fsyncFolder, storePaths, writeFileDurable } from './store.js';
 
 export const JOURNAL_SCHEMA = 1;
 
@@ -37,7 +36,7 @@ export interface Journal {
 }
 
 export function journalFile(storeDir: string): string {
-  return path.join(storeDir, 'journal.json');
+  return storePaths(storeDir).journal;
 }
 
 const MODES = new Set(['100644', '100755', '120000']);

@@ -29,7 +29,7 @@ function objectsStamp(paths: StorePaths): string {
 }
 
 function cacheFile(paths: StorePaths): string {
-  return path.join(paths.dir, 'probe.json');
+  return paths.probeCache;
 }
 
 /** Pure: read `cat-file --batch-check` output for ids asked in order. */

@@ -4,7 +4,7 @@
  * workspace lock. Only the most recent sessions are kept.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { storePaths } from './store.js';
 import { emptySessionState, reviveSessionState, type SessionState } from './turns.js';
 
 const SESSIONS_KEPT = 50;
@@ -12,7 +12,7 @@ const SESSIONS_KEPT = 50;
 type SessionTable = Record<string, SessionState>;
 
 function sessionsFile(storeDir: string): string {
-  return path.join(storeDir, 'sessions.json');
+  return storePaths(storeDir).sessions;
 }
 
 function readTable(storeDir: string): SessionTable {

@@ -139,7 +139,7 @@ function configSources(paths: StorePaths): string[] {
  * after editing it.)
  */
 export async function readSettings(paths: StorePaths, signal?: AbortSignal): Promise<Settings> {
-  const cacheFile = path.join(paths.dir, 'settings.cache');
+  const cacheFile = paths.settingsCache;
   const stamp = configSources(paths)
     .map((f) => `${f}:${statStamp(f)}`)
     .join('|');

@@ -493,7 +493,7 @@ interface PackState {
 }
 
 function packStateFile(paths: StorePaths): string {
-  return path.join(paths.dir, 'pack-state.json');
+  return paths.packState;
 }
 
 function readPackState(paths: StorePaths): PackState {

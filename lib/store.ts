@@ -17,18 +17,41 @@ import path from 'node:path';
 import { CkptError } from './errors.js';
 import { git } from './runner.js';
 
+/** Every file of a workspace's store, named here and nowhere else (README's Storage section mirrors it). */
 export interface StorePaths {
   dir: string;
+  /** The shadow GIT_DIR. */
   gitDir: string;
+  /** The persistent shadow index: the stat cache. */
   indexFile: string;
+  /** One JSON record per checkpoint. */
   ledger: string;
+  /** The cross-process lock (pid + host). */
   lock: string;
+  /** The workspace's real path: a store of another path is refused. */
   workspaceFile: string;
+  /** Optional [ckpt] settings for this workspace. */
   config: string;
+  /** The journal of a restore, revert or undo in progress. */
+  journal: string;
+  /** Per agent session: turn and step counters, open subagent calls, the turn's title. */
+  sessions: string;
+  /** Loose-object estimate and checkpoints since the last gc. */
+  packState: string;
+  /** Caches, each keyed by the stat data of what it was computed from. */
   indexStamp: string;
+  probeCache: string;
+  settingsCache: string;
+  /** What hooks could not do, and the last "not captured" note (logged only when it changes). */
+  hookLog: string;
+  hookSkips: string;
+  /** Generated from .git/info/exclude and .ckptignore. */
   excludeFile: string;
   attributesFile: string;
 }
+
+/** The caches gc clears after it rewrites the object store (the others are keyed by config files). */
+export const OBJECT_CACHES = ['indexStamp', 'probeCache'] as const satisfies readonly (keyof StorePaths)[];
 
 export function storeRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.GIT_CKPT_HOME) return path.resolve(env.GIT_CKPT_HOME);
@@ -52,7 +75,14 @@ export function storePaths(dir: string): StorePaths {
     lock: path.join(dir, 'lock'),
     workspaceFile: path.join(dir, 'workspace'),
     config: path.join(dir, 'config'),
+    journal: path.join(dir, 'journal.json'),
+    sessions: path.join(dir, 'sessions.json'),
+    packState: path.join(dir, 'pack-state.json'),
     indexStamp: path.join(dir, 'index.stamp'),
+    probeCache: path.join(dir, 'probe.json'),
+    settingsCache: path.join(dir, 'settings.cache'),
+    hookLog: path.join(dir, 'hook.log'),
+    hookSkips: path.join(dir, 'hook.skips'),
     excludeFile: path.join(gitDir, 'info', 'exclude'),
     attributesFile: path.join(gitDir, 'info', 'attributes'),
   };

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { CkptError } from './errors.js';
 import { readJournal } from './journal.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
-import { planRetention, type DropRule, type RetentionPlan } from './retention.js';
+import { planRetention, retentionPolicy, type DropRule, type RetentionPlan } from './retention.js';
 import { git } from './runner.js';
 import type { Settings } from './settings.js';
 import { dirSize, OBJECT_CACHES, fsyncFile, writeFileAtomic, writeFileDurable, type StorePaths } from './store.js';
@@ -71,7 +71,7 @@ function planFor(paths: StorePaths, settings: Settings, now: number): { plan: Re
   const plan = planRetention({
     records,
     now,
-    policy: { keep: settings.keep, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes },
+    policy: retentionPolicy(settings),
     storeBytes: dirSize(paths.dir),
     journalIds: journal ? [journal.target, journal.guard] : [],
   });

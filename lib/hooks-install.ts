@@ -10,8 +10,8 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CkptError } from './errors.js';
+import { hookEntryScript } from './layout.js';
 import type { Phase } from './hook-payload.js';
 import { storeRoot, writeFileAtomic } from './store.js';
 import type { RunVerdict } from './agent-trust.js';
@@ -139,10 +139,6 @@ export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
   },
 };
 
-/** The shipped entry script (hooks/git-ckpt-hook next to dist/). */
-export function entryScriptPath(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'hooks', ENTRY_NAME);
-}
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -334,7 +330,7 @@ export interface InstallResult extends HookTarget {
   events: string[];
 }
 
-export function installHooks(target: HookTarget, script = entryScriptPath(), env: NodeJS.ProcessEnv = process.env): InstallResult {
+export function installHooks(target: HookTarget, script = hookEntryScript(), env: NodeJS.ProcessEnv = process.env): InstallResult {
   const current = readConfig(target.file);
   const next = mergeHooks(current ?? {}, target.agent, script, target.file);
   const changed = current === undefined || JSON.stringify(next) !== JSON.stringify(current);

@@ -20,7 +20,7 @@ export { numberEvent, emptySessionState, type SessionState, type Numbering } fro
 export { redact, REDACTION_RULES } from './redact.js';
 export { runHook } from './hook.js';
 export { installHooks, uninstallHooks, hookStatus, hookTarget, mergeHooks, removeHooks, HOOK_AGENTS, type HookAgent, type Scope } from './hooks-install.js';
-export { planRetention, DEFAULT_RETENTION, type RetentionPolicy, type RetentionPlan } from './retention.js';
+export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './retention.js';
 export { type GcReport, type GcOptions } from './gc.js';
 export { type FsckReport } from './fsck.js';
 export { listStores, pruneMissingStores, type StoreInfo } from './stores.js';

@@ -22,11 +22,10 @@ export interface RetentionPolicy {
   maxBytes: number;
 }
 
-export const DEFAULT_RETENTION: RetentionPolicy = {
-  keep: 500,
-  maxAgeMs: 30 * 24 * 3600 * 1000,
-  maxBytes: 2 * 1024 ** 3,
-};
+/** Pure: the policy the settings give (ckpt.keep, ckpt.maxAge, ckpt.maxBytes). */
+export function retentionPolicy(settings: RetentionPolicy): RetentionPolicy {
+  return { keep: settings.keep, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes };
+}
 
 export type DropRule = 'keep' | 'maxAge' | 'maxBytes';
 

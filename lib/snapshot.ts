@@ -8,14 +8,14 @@
  */
 import { spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { planRetention } from './retention.js';
+import { planRetention, retentionPolicy } from './retention.js';
 import { probeDegraded } from './probe.js';
 import path from 'node:path';
 import { batchLimits, parentDirs, parseScan, stageUnits, takeBatch, planCapture, secretMatcher, NO_SECRETS, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { CkptError, isCkptError } from './errors.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type HookFields, type OperationInfo, type SkippedPath } from './ledger.js';
 import { TMP_PREFIX, unsafePathReason } from './paths.js';
+import { cliEntry } from './layout.js';
 import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
 import { findDebris, keepAllPacks, looseObjects } from './objects.js';
 import { git, splitZ, type GitCall } from './runner.js';
@@ -111,9 +111,9 @@ function maybeStartBackgroundGc(ctx: SnapshotContext): void {
     const dir = path.join(ctx.paths.gitDir, 'objects', 'pack');
     for (const name of readdirSync(dir)) bytes += statSync(path.join(dir, name)).size;
     const { settings } = ctx;
-    const plan = planRetention({ records, now: Date.now(), policy: { keep: settings.keep, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes }, storeBytes: bytes });
+    const plan = planRetention({ records, now: Date.now(), policy: retentionPolicy(settings), storeBytes: bytes });
     if (plan.drop.length === 0 && bytes <= settings.maxBytes) return;
-    const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'main.js');
+    const cli = cliEntry();
     // The store root is passed on: a library caller may have opened the workspace with its own.
     const env = { ...process.env, GIT_CKPT_HOME: path.dirname(ctx.paths.dir) };
     const child = spawn(process.execPath, [cli, '-C', ctx.location.root, 'gc', '--auto'], { detached: true, stdio: 'ignore', env });

@@ -5,7 +5,8 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { CLI, ROOT, ckpt, ckptJson, ledgerLines, sandbox, sh, shadowGit, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
-const { planRetention, DEFAULT_RETENTION } = await import(path.join(ROOT, 'dist', 'lib', 'retention.js'));
+const { planRetention, retentionPolicy } = await import(path.join(ROOT, 'dist', 'lib', 'retention.js'));
+const { DEFAULT_SETTINGS } = await import(path.join(ROOT, 'dist', 'lib', 'settings.js'));
 const { orderRecords } = await import(path.join(ROOT, 'dist', 'lib', 'fsck.js'));
 const { recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
 
@@ -51,7 +52,7 @@ test('plan: the last operation and its guard (the undo target) and an open journ
     rec('a9', 'A', now - 47 * DAY),
     rec('a10', 'A', now),
   ];
-  const plan = planRetention({ records, now, policy: { ...DEFAULT_RETENTION, keep: 1 }, storeBytes: 10, journalIds: ['j1'] });
+  const plan = planRetention({ records, now, policy: { ...retentionPolicy(DEFAULT_SETTINGS), keep: 1 }, storeBytes: 10, journalIds: ['j1'] });
   t.deepEqual(plan.drop.map((d) => d.record.id), ['a9']);
   t.deepEqual(plan.keep.map((r) => r.id), ['g1', 'r1', 'j1', 'a10']);
 });

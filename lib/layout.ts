@@ -1,0 +1,37 @@
+/**
+ * Where git-ckpt's own files are: the one module that knows the package layout.
+ * The library starts the CLI (background gc) and points agents at the hook
+ * entry script; both find them here, from the package root (the folder whose
+ * package.json names git-ckpt), wherever this module was bundled to.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let root: string | undefined;
+
+/** The installed package's root folder. */
+export function packageRoot(): string {
+  if (root) return root;
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'git-ckpt') return (root = dir);
+      } catch {
+        /* not ours: keep looking */
+      }
+    }
+    if (path.dirname(dir) === dir) throw new Error(`git-ckpt's package root not found above ${fileURLToPath(import.meta.url)}`);
+  }
+}
+
+/** The CLI's entry point (`git-ckpt`). */
+export function cliEntry(): string {
+  return path.join(packageRoot(), 'dist', 'cli', 'main.js');
+}
+
+/** The hook entry script the agents run. */
+export function hookEntryScript(): string {
+  return path.join(packageRoot(), 'hooks', 'git-ckpt-hook');
+}

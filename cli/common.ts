@@ -1,7 +1,7 @@
 /** What every command module shares: opening the workspace named by -C, output helpers. */
 import path from 'node:path';
 import { userPath } from '../lib/paths.js';
-import { Workspace } from '../lib/ckpt.js';
+import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/errors.js';
 
 export interface GlobalArgs {

@@ -2,7 +2,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CkptError } from '../lib/errors.js';
 import { HOOK_AGENTS, hookStatusWithVerdict, hookTarget, installHooks, uninstallHooks, type HookAgent, type Scope } from '../lib/hooks-install.js';
-import { locateWorkspace } from '../lib/workspace.js';
+import { locateWorkspace } from '../lib/locate.js';
 import { printJson, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 

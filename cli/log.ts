@@ -2,7 +2,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { CheckpointRecord } from '../lib/ledger.js';
 import { nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
-import { turnTitleKey } from '../lib/ckpt.js';
+import { turnTitleKey } from '../lib/workspace.js';
 import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {

@@ -1,6 +1,6 @@
 /** git ckpt show: a checkpoint's header, then git's own diff from its parent. */
 import type { Argv, CommandModule } from 'yargs';
-import type { DiffFormat } from '../lib/ckpt.js';
+import type { DiffFormat } from '../lib/workspace.js';
 import { openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { attribution, bold, relativeAge, skippedLines, statsText, yellow, useColor } from './format.js';
 import { jsonRecord } from './log.js';

@@ -1,7 +1,7 @@
 /** git ckpt snapshot: capture the workspace as a checkpoint. */
 import type { Argv, CommandModule } from 'yargs';
 import { USER_KINDS, type UserKind } from '../lib/ledger.js';
-import type { SnapshotRequest } from '../lib/ckpt.js';
+import type { SnapshotRequest } from '../lib/workspace.js';
 import type { SnapshotProgress, SnapshotResult } from '../lib/snapshot.js';
 import { nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { shortId, skippedLines, statsText } from './format.js';

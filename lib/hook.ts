@@ -7,7 +7,7 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Workspace } from './ckpt.js';
+import { Workspace } from './workspace.js';
 import { neutralOutput, parseHookPayload, type HookEvent } from './hook-payload.js';
 import { storePaths, storeRoot } from './store.js';
 import { callFailure } from './transcript.js';

@@ -5,7 +5,7 @@
  *   const ws = Workspace.open(process.cwd());
  *   const { created, id } = await ws.snapshot({ kind: 'post', tool: 'Bash', session });
  */
-export { Workspace, type SnapshotRequest, type HookEventResult, type DiffFormat, type ListOptions, type ListResult, type StatusReport, type OpenOptions } from './ckpt.js';
+export { Workspace, type SnapshotRequest, type HookEventResult, type DiffFormat, type ListOptions, type ListResult, type StatusReport, type OpenOptions } from './workspace.js';
 export { parseAddress, resolveAddress, type Address } from './address.js';
 export { CkptError, isCkptError, type ErrorCode } from './errors.js';
 export { type CheckpointRecord, type CheckpointKind, type UserKind, type SkippedPath, type ChangedPath, CHECKPOINT_KINDS, USER_KINDS, parseLedger } from './ledger.js';

@@ -21,7 +21,7 @@ import { findDebris, keepAllPacks, looseObjects } from './objects.js';
 import { git, splitZ, type GitCall } from './runner.js';
 import type { Settings } from './settings.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
-import type { WorkspaceLocation } from './workspace.js';
+import type { WorkspaceLocation } from './locate.js';
 
 export interface SnapshotOptions {
   message?: string;

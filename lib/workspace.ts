@@ -1,105 +1,464 @@
 /**
- * Workspace discovery: the git toplevel when the directory is inside a work tree,
- * otherwise the directory itself. Discovery walks up looking for `.git` the way
- * git does, in-process, so that every command saves a process start.
+ * The library face of git-ckpt: open a workspace, snapshot it, list, show and
+ * diff its checkpoints, and report its status. An agent harness can embed this
+ * in-process; the CLI is a thin layer over it.
  */
-import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { parseAddress, resolveAddress, resolveSession } from './address.js';
+import type { FsckReport, RebuildReport } from './fsck.js';
+import type { GcOptions, GcReport } from './gc.js';
+import { describeMissing, probeDegraded, type DegradedMap } from './probe.js';
 import { CkptError } from './errors.js';
+import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
+import { serialize, withLock } from './lock.js';
+import { git, type GitArg } from './runner.js';
+import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
+import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+import { dirSize, initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
+import { locateWorkspace, type WorkspaceLocation } from './locate.js';
+import { hookMessage, kindForPhase, promptTitle, type HookEvent } from './hook-payload.js';
+import { numberEvent, titleRecorded, type Numbering } from './turns.js';
+import { updateSessionState } from './sessions.js';
+// Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
+import type { OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions, interruptedOperation } from './restore.js';
+const restoreModule = () => import('./restore.js');
 
-export interface WorkspaceLocation {
-  /** Real (symlink-resolved) absolute path of the workspace root. */
-  root: string;
-  /** The user's git directory when the workspace is a git work tree (never written to). */
-  userGitDir?: string;
-  /** The user's common git directory (differs from userGitDir in linked worktrees). */
-  userCommonDir?: string;
+/** A snapshot as a person or a harness asks for one. */
+export interface SnapshotRequest {
+  message?: string;
+  session?: string;
+  turn?: number;
+  step?: number;
+  tool?: string;
+  kind?: UserKind;
+  /** Override the time budget (ms); 0 disables it. */
+  timeBudgetMs?: number;
+  onProgress?: SnapshotOptions['onProgress'];
+  signal?: AbortSignal;
 }
 
-function readGitFile(dotGit: string): string | undefined {
-  try {
-    const text = readFileSync(dotGit, 'utf8');
-    const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
-    if (!match) return undefined;
-    return path.resolve(path.dirname(dotGit), match[1]!);
-  } catch {
-    return undefined;
-  }
+/** What one hook event did: its checkpoint (when something changed), its turn and step. */
+export type HookEventResult = SnapshotResult & {
+  turn: number | null;
+  step: number | null;
+  /** The same event was delivered by a second configuration and was counted once. */
+  duplicate?: boolean;
+  /** A turn-end while a subagent's tool call runs: that call's post takes the changes. */
+  deferred?: boolean;
+};
+
+export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
+
+export interface ListOptions {
+  /** Only this session's checkpoints (a unique prefix of its id). */
+  session?: string;
+  /** Only this turn's checkpoints. */
+  turn?: number;
+  /** At most this many, newest first. */
+  limit?: number;
 }
 
-/** Returns the git dir that `<dir>/.git` designates, if it is a repository marker. */
-function gitDirAt(dir: string): string | undefined {
-  const dotGit = path.join(dir, '.git');
-  let st;
-  try {
-    st = lstatSync(dotGit);
-  } catch {
-    return undefined;
-  }
-  if (st.isDirectory()) return existsSync(path.join(dotGit, 'HEAD')) ? dotGit : undefined;
-  if (st.isFile()) return readGitFile(dotGit);
-  return undefined;
+/** The key of a turn in `ListResult.titles`. */
+export function turnTitleKey(session: string, turn: number): string {
+  return `${session}\0${turn}`;
 }
 
-function commonDirOf(gitDir: string): string {
-  try {
-    const rel = readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
-    if (rel) return path.resolve(gitDir, rel);
-  } catch {
-    /* not a linked worktree */
-  }
-  return gitDir;
+export interface ListResult {
+  /** Each turn's title (the user's prompt, first line), by turnTitleKey(session, turn). */
+  titles: Record<string, string>;
+  /** Newest first. */
+  records: CheckpointRecord[];
+  /** How many matched before `limit` cut the list. */
+  total: number;
+  warnings: string[];
 }
 
-export function locateWorkspace(startDir: string): WorkspaceLocation {
-  let real: string;
-  try {
-    real = realpathSync(path.resolve(startDir));
-  } catch {
-    throw new CkptError('bad-workspace', `cannot open workspace: ${startDir}: no such directory`);
+export interface StatusReport {
+  workspace: string;
+  store: string;
+  git: boolean;
+  checkpoints: number;
+  sessions: string[];
+  bytesOnDisk: number;
+  /** The soft quota (ckpt.maxBytes) the store is held to by gc. */
+  maxBytes: number;
+  latest: CheckpointRecord | null;
+  /** Whether the workspace differs from the latest checkpoint (null when there is none). */
+  dirty: boolean | null;
+  /** What the workspace holds now that no checkpoint captures (too large, secret …), first SKIPPED_KEPT of them. */
+  uncaptured: SkippedPath[];
+  uncapturedCount: number;
+  /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
+  interrupted: ReturnType<typeof interruptedOperation> | null;
+  warnings: string[];
+}
+
+export interface OpenOptions {
+  /** Environment to read GIT_CKPT_HOME / XDG_STATE_HOME from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface CheckedLedger {
+  records: CheckpointRecord[];
+  degraded: DegradedMap;
+  /** Unreadable ledger lines. */
+  warnings: string[];
+}
+
+/**
+ * Resolve an address, minding degraded checkpoints: `latest`, `latest~N` and
+ * `turn:N` skip them; one named explicitly is an error that says what is missing.
+ */
+function resolveIn({ records, degraded }: CheckedLedger, address: string): CheckpointRecord {
+  if (parseAddress(address).kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
+  const record = resolveAddress(records, address);
+  const missing = degraded[record.id];
+  if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
+  return record;
+}
+
+export class Workspace {
+  private settingsCache?: Settings;
+  private constructor(
+    readonly location: WorkspaceLocation,
+    private storePaths: StorePaths | undefined,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** Open the workspace that contains `dir` (the git toplevel, or `dir` itself). Creates nothing. */
+  static open(dir: string, options: OpenOptions = {}): Workspace {
+    const env = options.env ?? process.env;
+    const location = locateWorkspace(dir);
+    return new Workspace(location, openStoreDir(location.root, false, env), env);
   }
-  if (!statSync(real).isDirectory()) {
-    throw new CkptError('bad-workspace', `not a directory: ${startDir}`);
+
+  get root(): string {
+    return this.location.root;
   }
-  if (real.split(path.sep).includes('.git')) {
-    throw new CkptError('bad-workspace', `refusing to run inside a git directory: ${real}`);
+
+  /** The store folder, created on first use. */
+  private ensureStore(): StorePaths {
+    this.storePaths ??= openStoreDir(this.location.root, true, this.env)!;
+    return this.storePaths;
   }
-  let root = real;
-  let userGitDir: string | undefined;
-  for (let dir = real; ; ) {
-    const found = gitDirAt(dir);
-    if (found) {
-      root = dir;
-      userGitDir = found;
-      break;
+
+  get store(): StorePaths | undefined {
+    return this.storePaths;
+  }
+
+  /** Where this workspace's store is (or will be), without creating it. */
+  storeDirPath(): string {
+    return this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env);
+  }
+
+  async settings(): Promise<Settings> {
+    if (this.settingsCache) return this.settingsCache;
+    const paths = this.ensureStore();
+    // A store is created only through the lock door: parallel first hooks must not race to make it.
+    if (!existsSync(path.join(paths.gitDir, 'HEAD'))) return this.exclusive(async (_paths, settings) => settings);
+    this.settingsCache = await readSettings(paths);
+    return this.settingsCache;
+  }
+
+  /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
+  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal, lockTimeoutMs?: number): Promise<T> {
+    const paths = this.ensureStore();
+    return serialize(paths.dir, async () => {
+      // Settings name the lock timeout, so read them first when the shadow repository exists;
+      // a new one is made under the lock.
+      if (!this.settingsCache && existsSync(path.join(paths.gitDir, 'HEAD'))) await this.settings();
+      const lockTimeout = lockTimeoutMs ?? this.settingsCache?.lockTimeoutMs ?? DEFAULT_SETTINGS.lockTimeoutMs;
+      return withLock(
+        paths.lock,
+        lockTimeout,
+        async (lock) => {
+          await initShadowRepo(paths);
+          // Only a process killed while holding the lock leaves git debris behind.
+          if (lock.brokeStale || existsSync(`${paths.indexFile}.lock`)) removeGitDebris(paths);
+          this.settingsCache ??= await readSettings(paths);
+          const settings = this.settingsCache;
+          return fn(paths, settings);
+        },
+        signal,
+      );
+    });
+  }
+
+  /** Capture the workspace as a checkpoint (nothing is created when nothing changed). */
+  async snapshot(request: SnapshotRequest = {}): Promise<SnapshotResult> {
+    const kind = request.kind ?? 'manual';
+    if (!USER_KINDS.includes(kind)) throw new CkptError('usage', `a snapshot's kind is one of ${USER_KINDS.join(', ')}, not ${JSON.stringify(kind)} (guards and operation records are made by restore, revert and undo)`);
+    // Only the user's options reach the engine: its internal capture modes are not part of this face.
+    const { message, session, turn, step, tool, timeBudgetMs, onProgress, signal } = request;
+    const options: SnapshotOptions = { message, session, turn, step, tool, kind, timeBudgetMs, onProgress, signal };
+    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), signal);
+  }
+
+  /**
+   * Record an agent hook event: number its turn and step in the session's
+   * counters, then snapshot with full attribution. Content dedup makes a hook
+   * that fires twice for one change (Cursor and Copilot also run Claude's
+   * hooks) create one checkpoint. Lock wait and snapshot share the hook budget,
+   * counted from `startedAt`.
+   */
+  async recordHookEvent(event: HookEvent, startedAt: number): Promise<HookEventResult> {
+    const settings = await this.settings();
+    const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
+    if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
+    const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
+    return this.exclusive(
+      async (paths, current) => {
+        const numbered: Numbering | null =
+          event.session === null ? null : updateSessionState(paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
+        const turn = numbered?.turn ?? null;
+        const step = numbered?.step ?? null;
+        if (numbered?.duplicate) return { created: false, duplicate: true, turn, step, skipped: [], skippedCount: 0, elapsedMs: 0 };
+        if (numbered?.defer) return { created: false, deferred: true, turn, step, skipped: [], skippedCount: 0, elapsedMs: 0 };
+        const budget = left();
+        if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
+        const prompt = numbered?.title ?? undefined;
+        const result = await snapshotLocked(this.context(paths, current), {
+          kind: kindForPhase(event.phase),
+          message: hookMessage(event),
+          session: event.session ?? undefined,
+          turn: turn ?? undefined,
+          step: step ?? undefined,
+          tool: event.tool ?? undefined,
+          hook: {
+            agent: event.agent,
+            phase: event.phase,
+            call: event.callId ?? undefined,
+            input: event.input ?? undefined,
+            ...(event.failed ? { failed: true, error: event.error ?? 'failed' } : {}),
+            subagent: event.subagent ?? undefined,
+            agentTurn: event.turnKey ?? undefined,
+            transcript: event.transcript ?? undefined,
+            prompt,
+          },
+          holdPaths: numbered?.hold,
+          timeBudgetMs: budget,
+        });
+        if (result.created && prompt !== undefined && turn !== null && event.session !== null) {
+          updateSessionState(paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
+        }
+        return { ...result, turn, step };
+      },
+      undefined,
+      Math.max(1, left()),
+    );
+  }
+
+  private context(paths: StorePaths, settings: Settings) {
+    return { location: this.location, paths, settings };
+  }
+
+  /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
+  async restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
+    // Lock, then read: the target is resolved and probed under the lock, so a background gc cannot drop it in between.
+    return this.exclusive(async (paths, settings) => {
+      const target = resolveIn(await this.checked(!options.dryRun), address);
+      return (await restoreModule()).restoreLocked(this.context(paths, settings), target, options);
+    });
+  }
+
+  /** Undo exactly one checkpoint's own change. */
+  async revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
+    return this.exclusive(async (paths, settings) => {
+      const view = await this.checked(!options.dryRun);
+      const target = resolveIn(view, address);
+      if (target.parent) {
+        const known = view.records.some((r) => r.id === target.parent);
+        if (!known || view.degraded[target.parent]) {
+          throw new CkptError('degraded', `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`);
+        }
+      }
+      return (await restoreModule()).revertLocked(this.context(paths, settings), target, options);
+    });
+  }
+
+  /** Reverse the last restore, revert or undo (so repeating it redoes). */
+  async undo(options: UndoOptions = {}): Promise<OperationReport> {
+    return this.exclusive(async (paths, settings) => {
+      const { records, degraded, warnings } = await this.checked(!options.dryRun);
+      const restore = await restoreModule();
+      const last = restore.lastOperation(records);
+      for (const id of last?.op ? [last.id, last.op.guard] : []) {
+        if (degraded[id]) throw new CkptError('degraded', `cannot undo: checkpoint ${id.slice(0, 10)} is degraded (${describeMissing(degraded[id])})`);
+      }
+      return restore.undoLocked(this.context(paths, settings), records, options, warnings.length);
+    });
+  }
+
+  /** The ledger's records with the probe's verdict on them: one read and one probe per command. */
+  private async checked(writeCache = true): Promise<CheckedLedger> {
+    const { records, warnings } = this.ledger();
+    return { records, warnings, degraded: this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {} };
+  }
+
+  /** Degraded checkpoints (commit or root tree missing), from the cached probe. */
+  async degraded(writeCache = true): Promise<DegradedMap> {
+    return (await this.checked(writeCache)).degraded;
+  }
+
+  /** Resolve an address, minding degraded checkpoints (see resolveIn). */
+  async resolveChecked(address: string, writeCache = true): Promise<CheckpointRecord> {
+    return resolveIn(await this.checked(writeCache), address);
+  }
+
+  /** Apply the retention policy and reclaim space (see gc.ts). */
+  gc(options: GcOptions = {}): Promise<GcReport> {
+    return this.exclusive(async (paths, settings) => (await import('./gc.js')).gcLocked({ paths, settings }, options));
+  }
+
+  /** A deep check of the store. */
+  fsck(): Promise<FsckReport> {
+    if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
+    return this.exclusive(async (paths) => (await import('./fsck.js')).fsckStore(paths));
+  }
+
+  /** Recover the ledger from the checkpoint commits' trailers. */
+  rebuildLedger(): Promise<RebuildReport> {
+    if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
+    return this.exclusive(async (paths) => (await import('./fsck.js')).rebuildLedger(paths));
+  }
+
+  /** Finish or roll back an interrupted restore, revert or undo. */
+  recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
+    if (!this.storePaths) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
+    return this.exclusive(async (paths, settings) => (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action));
+  }
+
+  private ledger(): LedgerRead {
+    if (!this.storePaths) return { records: [], warnings: [], newestSchema: 0 };
+    return readLedger(this.storePaths.ledger);
+  }
+
+  /** Checkpoints, newest first. */
+  list(options: ListOptions = {}): ListResult {
+    const { records, warnings } = this.ledger();
+    let matching = records;
+    if (options.session !== undefined) {
+      const session = resolveSession(records, options.session);
+      matching = matching.filter((r) => r.session === session);
     }
-    const parent = path.dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
+    if (options.turn !== undefined) matching = matching.filter((r) => r.turn === options.turn);
+    const newestFirst = [...matching].reverse();
+    // A turn's title rides on its first checkpoint, which `limit` may cut: gather them from all records.
+    const titles: Record<string, string> = {};
+    for (const r of records) if (r.prompt && r.session !== null && r.turn !== null) titles[turnTitleKey(r.session, r.turn)] ??= r.prompt;
+    return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings, titles };
   }
-  // A dotfiles repository in $HOME must not swallow every project below it.
-  if (userGitDir && root === homeDir() && real !== root) {
-    root = real;
-    userGitDir = undefined;
+
+  /** Resolve an address against the ledger alone (no degraded check; see resolveChecked). */
+  resolve(address: string): CheckpointRecord {
+    return resolveAddress(this.ledger().records, address);
   }
-  refuseUnsafeRoot(root);
-  return userGitDir ? { root, userGitDir, userCommonDir: commonDirOf(userGitDir) } : { root };
+
+  private diffArgs(format: DiffFormat, color: boolean): GitArg[] {
+    const args: GitArg[] = ['-r', '--no-renames', color ? '--color=always' : '--color=never', '--no-ext-diff', '--no-textconv'];
+    switch (format) {
+      case 'stat':
+        args.push('--stat');
+        break;
+      case 'name-status':
+        args.push('--name-status');
+        break;
+      case 'patch':
+        args.push('-p', '--binary');
+        break;
+      case 'patch-with-stat':
+        args.push('--patch-with-stat', '--binary');
+        break;
+    }
+    return args;
+  }
+
+  private async diffTrees(from: string, to: string, format: DiffFormat, color: boolean, paths?: string[]): Promise<string> {
+    const store = this.storePaths!;
+    const { stdout } = await git({
+      verb: 'diff-tree',
+      args: [...this.diffArgs(format, color), { oid: from }, { oid: to }],
+      paths: paths?.length ? paths : undefined,
+      gitDir: store.gitDir,
+      cwd: store.dir,
+    });
+    return stdout.toString('utf8');
+  }
+
+  /**
+   * A checkpoint's own change: git's diff from its parent. When gc dropped the
+   * parent (or it is degraded), the diff is from the nearest older checkpoint
+   * still whole, and `base` says so.
+   */
+  async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
+    const view = await this.checked();
+    const { records, degraded } = view;
+    const record = resolveIn(view, address);
+    let from = EMPTY_TREE;
+    let base: { id: string | null; reason: string } | undefined;
+    if (record.parent) {
+      const parent = records.find((r) => r.id === record.parent);
+      if (parent && !degraded[parent.id]) from = parent.tree;
+      else {
+        const older = records.slice(0, Math.max(0, records.findIndex((r) => r.id === record.id))).reverse().find((r) => !degraded[r.id]);
+        from = older?.tree ?? EMPTY_TREE;
+        base = { id: older?.id ?? null, reason: `its parent ${record.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}` };
+      }
+    }
+    const diff = await this.diffTrees(from, record.id, options.format ?? 'patch-with-stat', options.color ?? false);
+    return { record, diff, ...(base ? { base } : {}) };
+  }
+
+  /**
+   * Diff two checkpoints, or a checkpoint against the live workspace. The live
+   * side is captured into the shadow index (no checkpoint is created), so new
+   * files show up too.
+   */
+  async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
+    const view = await this.checked();
+    const from = resolveIn(view, options.from ?? 'latest');
+    let to: string;
+    if (options.to !== undefined) to = resolveIn(view, options.to).id;
+    else to = await this.captureLiveTree();
+    return this.diffTrees(from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
+  }
+
+  /** Stage the live workspace into the shadow index and return its tree, without a checkpoint. */
+  async captureLiveTree(): Promise<string> {
+    return (await this.captureLive()).tree!;
+  }
+
+  /** The live workspace's tree and what it holds that is not captured (too large, secret …), without a checkpoint. */
+  private captureLive(): Promise<SnapshotResult> {
+    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, { dryCommit: true }));
+  }
+
+  async status(): Promise<StatusReport> {
+    const { records, warnings } = this.ledger();
+    const latest = records.at(-1) ?? null;
+    const { interruptedOperation } = await restoreModule();
+    const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
+    const live = latest && !interrupted ? await this.captureLive() : undefined;
+    const dirty = live ? live.tree !== latest!.tree : latest ? true : null;
+    return {
+      workspace: this.location.root,
+      store: this.storeDirPath(),
+      git: this.location.userGitDir !== undefined,
+      checkpoints: records.length,
+      sessions: [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))],
+      bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
+      maxBytes: this.storePaths ? (await this.settings()).maxBytes : DEFAULT_SETTINGS.maxBytes,
+      latest,
+      dirty,
+      uncaptured: live?.skipped ?? [],
+      uncapturedCount: live?.skippedCount ?? 0,
+      interrupted,
+      warnings,
+    };
+  }
 }
 
-function homeDir(): string {
-  try {
-    return realpathSync(homedir());
-  } catch {
-    return homedir();
-  }
-}
-
-function refuseUnsafeRoot(root: string): void {
-  if (path.dirname(root) === root) {
-    throw new CkptError('bad-workspace', `refusing to use the filesystem root as a workspace: ${root}`);
-  }
-  if (root === homeDir()) {
-    throw new CkptError('bad-workspace', `refusing to use your home directory as a workspace: ${root} (run git ckpt inside a project directory)`);
-  }
+function openStoreDirPath(root: string, env: NodeJS.ProcessEnv): string {
+  return path.join(storeRoot(env), storeName(root));
 }

@@ -263,7 +263,7 @@ async function benchLog(runs) {
   writeFileSync(workspace.store.ledger, `${ledger.join('\n')}\n`);
   const logInProcess = async () => {
     const w = Workspace.open(ws);
-    const { records } = w.list({ limit: 20 });
+    const { records } = await w.list({ limit: 20 });
     const degraded = await w.degraded();
     if (records.length !== 20 || Object.keys(degraded).length) throw new Error('log fixture broken');
   };

@@ -52,7 +52,7 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
     const ws = openWorkspace(argv);
     const limit = nonNegativeInt('n', argv.n);
     const turn = nonNegativeInt('turn', argv.turn);
-    const { records, total, warnings, titles } = ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
+    const { records, total, warnings, titles } = await ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
     warn(warnings);
     const degraded = await ws.degraded();
     if (argv.json) {

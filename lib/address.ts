@@ -85,3 +85,28 @@ export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: nu
   if (!parent) throw new CkptError('bad-address', `no checkpoint holds the state before ${label} (its first checkpoint has ${first.parent ? 'a parent missing from the ledger' : 'no parent'})`);
   return parent;
 }
+
+/** The ledger's records with the degraded probe's verdict on them (id → what is missing). */
+export interface LedgerView {
+  records: CheckpointRecord[];
+  degraded: Record<string, string>;
+  /** Unreadable ledger lines. */
+  warnings: string[];
+}
+
+/**
+ * Pure: the one resolver that minds degraded checkpoints: `latest`, `latest~N`
+ * and `turn:N` skip them; one named by its id is an error that says what is missing.
+ */
+export function resolveInView({ records, degraded }: Pick<LedgerView, 'records' | 'degraded'>, address: string): CheckpointRecord {
+  if (parseAddress(address).kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
+  const record = resolveAddress(records, address);
+  const missing = degraded[record.id];
+  if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
+  return record;
+}
+
+/** Pure: what a degraded mark means, in words. */
+export function describeMissing(what: string): string {
+  return what === 'commit' ? 'its commit object is missing from the store' : 'its tree object is missing from the store';
+}

@@ -8,7 +8,11 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFil
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Workspace } from './workspace.js';
-import { neutralOutput, parseHookPayload, type HookEvent } from './hook-payload.js';
+import { CkptError } from './errors.js';
+import { hookMessage, kindForPhase, neutralOutput, parseHookPayload, promptTitle, type HookEvent } from './hook-payload.js';
+import { updateSessionState } from './sessions.js';
+import { snapshotLocked, type SnapshotResult } from './snapshot.js';
+import { numberEvent, titleRecorded, type Numbering } from './turns.js';
 import { storePaths, storeRoot } from './store.js';
 import { callFailure } from './transcript.js';
 import { unsafePathReason } from './paths.js';
@@ -58,6 +62,69 @@ function appendLog(file: string, lines: string[]): boolean {
   }
 }
 
+/** What one hook event did: its checkpoint (when something changed), its turn and step. */
+export type HookEventResult = SnapshotResult & {
+  turn: number | null;
+  step: number | null;
+  /** The same event was delivered by a second configuration and was counted once. */
+  duplicate?: boolean;
+  /** A turn-end while a subagent's tool call runs: that call's post takes the changes. */
+  deferred?: boolean;
+};
+
+/**
+ * Record an agent hook event: number its turn and step in the session's
+ * state, then snapshot with full attribution, all under the workspace lock.
+ * Content dedup makes a hook that fires twice for one change create one
+ * checkpoint. Lock wait and snapshot share the hook budget, counted from `startedAt`.
+ */
+export async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number): Promise<HookEventResult> {
+  const settings = await ws.settings();
+  const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
+  if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
+  const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
+  const nothing = { created: false, skipped: [], skippedCount: 0, elapsedMs: 0 };
+  return ws.locked(
+    async (ctx) => {
+      const numbered: Numbering | null =
+        event.session === null ? null : updateSessionState(ctx.paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
+      const turn = numbered?.turn ?? null;
+      const step = numbered?.step ?? null;
+      if (numbered?.duplicate) return { ...nothing, duplicate: true, turn, step };
+      if (numbered?.defer) return { ...nothing, deferred: true, turn, step };
+      const budget = left();
+      if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
+      const prompt = numbered?.title ?? undefined;
+      const result = await snapshotLocked(ctx, {
+        kind: kindForPhase(event.phase),
+        message: hookMessage(event),
+        session: event.session ?? undefined,
+        turn: turn ?? undefined,
+        step: step ?? undefined,
+        tool: event.tool ?? undefined,
+        hook: {
+          agent: event.agent,
+          phase: event.phase,
+          call: event.callId ?? undefined,
+          input: event.input ?? undefined,
+          ...(event.failed ? { failed: true, error: event.error ?? 'failed' } : {}),
+          subagent: event.subagent ?? undefined,
+          agentTurn: event.turnKey ?? undefined,
+          transcript: event.transcript ?? undefined,
+          prompt,
+        },
+        holdPaths: numbered?.hold,
+        timeBudgetMs: budget,
+      });
+      if (result.created && prompt !== undefined && turn !== null && event.session !== null) {
+        updateSessionState(ctx.paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
+      }
+      return { ...result, turn, step };
+    },
+    { lockTimeoutMs: Math.max(1, left()) },
+  );
+}
+
 export async function runHook(agentArg: string, phaseArg: string, payload: string, options: HookOptions): Promise<HookRun> {
   const event = parseHookPayload(agentArg, phaseArg, payload, options.env);
   const stdout = neutralOutput(event.agent);
@@ -83,7 +150,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       const failure = callFailure(event.transcript, event.callId);
       if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
     }
-    const result = await ws.recordHookEvent(event, options.startedAt);
+    const result = await recordHookEvent(ws, event, options.startedAt);
     if (result.created) created = result.id;
     numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
     const skips = result.skippedCount ? `${result.skippedCount} path(s) not captured: ${result.skipped.slice(0, 5).map((s) => `${s.path} (${s.reason})`).join(', ')}` : '';

@@ -8,6 +8,9 @@ import path from 'node:path';
 import { git, splitZ } from './runner.js';
 import type { StorePaths } from './store.js';
 
+/** The empty tree: what a first checkpoint's change is computed against. */
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
 export const PACK_FILE = /^pack-([0-9a-f]{40,64})\.(pack|idx|rev|bitmap|keep|mtimes|promisor)$/;
 
 /** Our own temporary files older than this are debris (younger ones may belong to a live writer). */

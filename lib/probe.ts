@@ -76,7 +76,3 @@ export async function probeDegraded(paths: StorePaths, records: readonly Checkpo
   }
   return degraded;
 }
-
-export function describeMissing(what: string): string {
-  return what === 'commit' ? 'its commit object is missing from the store' : 'its tree object is missing from the store';
-}

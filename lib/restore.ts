@@ -23,7 +23,8 @@ import { readJournal, removeJournal, writeJournal, type Journal, type JournalEnt
 import { OPERATION_KINDS, SKIPPED_KEPT, type CheckpointRecord, type OperationInfo, type OperationKind, type SkippedPath } from './ledger.js';
 import { isSelected, unsafePathReason } from './paths.js';
 import { actionable, reconcile, restoreWants, revertWants, sameEntry, staleUndoPaths, withExtraFiles, type ActionCounts, type Plan, type PlannedFile, type TreeEntry, type Want } from './restore-plan.js';
-import { EMPTY_TREE, snapshotLocked, type SnapshotContext } from './snapshot.js';
+import { EMPTY_TREE } from './objects.js';
+import { snapshotLocked, type SnapshotContext } from './snapshot.js';
 
 export interface OperationOptions {
   /** Plan and print, change nothing: not the workspace, the store or the ledger. */
@@ -299,7 +300,10 @@ export async function recoverLocked(ctx: SnapshotContext, records: readonly Chec
 }
 
 /** The interrupted operation, for status. */
-export function interruptedOperation(storeDir: string): { op: OperationKind; journal: string; target: string; started: number; entries: number } | { error: string } | undefined {
+/** A restore, revert or undo that did not finish, or why its journal cannot be read. */
+export type InterruptedOperation = { op: OperationKind; journal: string; target: string; started: number; entries: number } | { error: string };
+
+export function interruptedOperation(storeDir: string): InterruptedOperation | undefined {
   try {
     const j = readJournal(storeDir);
     return j && { op: j.op, journal: j.id, target: j.target, started: j.started, entries: j.entries.length };

@@ -17,7 +17,7 @@ import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLate
 import { TMP_PREFIX, unsafePathReason } from './paths.js';
 import { cliEntry } from './layout.js';
 import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
-import { findDebris, keepAllPacks, looseObjects } from './objects.js';
+import { EMPTY_TREE, findDebris, keepAllPacks, looseObjects } from './objects.js';
 import { git, splitZ, type GitCall } from './runner.js';
 import type { Settings } from './settings.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
@@ -75,8 +75,6 @@ export interface SnapshotResult {
   elapsedMs: number;
 }
 
-/** git's well-known empty tree (SHA-1 repositories, which is what the shadow repository is). */
-export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 
 /**

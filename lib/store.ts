@@ -59,6 +59,11 @@ export function storeRoot(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(homedir(), '.local', 'state', 'git-ckpt');
 }
 
+/** Where a workspace's store is (or will be), without creating it. */
+export function storeDirFor(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(storeRoot(env), storeName(workspaceRoot));
+}
+
 export function storeName(workspaceRoot: string): string {
   const readable = path.basename(workspaceRoot).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '').slice(0, 40) || 'workspace';
   const hash = createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 16);

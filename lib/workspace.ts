@@ -5,23 +5,20 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseAddress, resolveAddress, resolveSession } from './address.js';
+import { describeMissing, resolveInView, resolveSession, type LedgerView } from './address.js';
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
-import { describeMissing, probeDegraded, type DegradedMap } from './probe.js';
+import { probeDegraded, type DegradedMap } from './probe.js';
 import { CkptError } from './errors.js';
 import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
-import { git, type GitArg } from './runner.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
-import { EMPTY_TREE, removeGitDebris, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
-import { dirSize, initShadowRepo, openStoreDir, storeName, storeRoot, type StorePaths } from './store.js';
+import { removeGitDebris, snapshotLocked, type SnapshotContext, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+import { diffTrees, showBase, type DiffFormat } from './inspect.js';
+import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './locate.js';
-import { hookMessage, kindForPhase, promptTitle, type HookEvent } from './hook-payload.js';
-import { numberEvent, titleRecorded, type Numbering } from './turns.js';
-import { updateSessionState } from './sessions.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
-import type { OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions, interruptedOperation } from './restore.js';
+import type { InterruptedOperation, OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions } from './restore.js';
 const restoreModule = () => import('./restore.js');
 
 /** A snapshot as a person or a harness asks for one. */
@@ -38,17 +35,7 @@ export interface SnapshotRequest {
   signal?: AbortSignal;
 }
 
-/** What one hook event did: its checkpoint (when something changed), its turn and step. */
-export type HookEventResult = SnapshotResult & {
-  turn: number | null;
-  step: number | null;
-  /** The same event was delivered by a second configuration and was counted once. */
-  duplicate?: boolean;
-  /** A turn-end while a subagent's tool call runs: that call's post takes the changes. */
-  deferred?: boolean;
-};
-
-export type DiffFormat = 'patch' | 'stat' | 'name-status' | 'patch-with-stat';
+export type { DiffFormat } from './inspect.js';
 
 export interface ListOptions {
   /** Only this session's checkpoints (a unique prefix of its id). */
@@ -90,32 +77,13 @@ export interface StatusReport {
   uncaptured: SkippedPath[];
   uncapturedCount: number;
   /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
-  interrupted: ReturnType<typeof interruptedOperation> | null;
+  interrupted: InterruptedOperation | null;
   warnings: string[];
 }
 
 export interface OpenOptions {
   /** Environment to read GIT_CKPT_HOME / XDG_STATE_HOME from (default: process.env). */
   env?: NodeJS.ProcessEnv;
-}
-
-interface CheckedLedger {
-  records: CheckpointRecord[];
-  degraded: DegradedMap;
-  /** Unreadable ledger lines. */
-  warnings: string[];
-}
-
-/**
- * Resolve an address, minding degraded checkpoints: `latest`, `latest~N` and
- * `turn:N` skip them; one named explicitly is an error that says what is missing.
- */
-function resolveIn({ records, degraded }: CheckedLedger, address: string): CheckpointRecord {
-  if (parseAddress(address).kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
-  const record = resolveAddress(records, address);
-  const missing = degraded[record.id];
-  if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
-  return record;
 }
 
 export class Workspace {
@@ -149,7 +117,7 @@ export class Workspace {
 
   /** Where this workspace's store is (or will be), without creating it. */
   storeDirPath(): string {
-    return this.storePaths?.dir ?? openStoreDirPath(this.location.root, this.env);
+    return this.storePaths?.dir ?? storeDirFor(this.location.root, this.env);
   }
 
   async settings(): Promise<Settings> {
@@ -196,57 +164,12 @@ export class Workspace {
   }
 
   /**
-   * Record an agent hook event: number its turn and step in the session's
-   * counters, then snapshot with full attribution. Content dedup makes a hook
-   * that fires twice for one change (Cursor and Copilot also run Claude's
-   * hooks) create one checkpoint. Lock wait and snapshot share the hook budget,
-   * counted from `startedAt`.
+   * Run `fn` under the workspace lock, with the store open and its settings
+   * read: the one door through which git-ckpt's own front ends (the hooks, and
+   * later the MCP server and the web timeline) act. Not a stable API.
    */
-  async recordHookEvent(event: HookEvent, startedAt: number): Promise<HookEventResult> {
-    const settings = await this.settings();
-    const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
-    if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
-    const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
-    return this.exclusive(
-      async (paths, current) => {
-        const numbered: Numbering | null =
-          event.session === null ? null : updateSessionState(paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
-        const turn = numbered?.turn ?? null;
-        const step = numbered?.step ?? null;
-        if (numbered?.duplicate) return { created: false, duplicate: true, turn, step, skipped: [], skippedCount: 0, elapsedMs: 0 };
-        if (numbered?.defer) return { created: false, deferred: true, turn, step, skipped: [], skippedCount: 0, elapsedMs: 0 };
-        const budget = left();
-        if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
-        const prompt = numbered?.title ?? undefined;
-        const result = await snapshotLocked(this.context(paths, current), {
-          kind: kindForPhase(event.phase),
-          message: hookMessage(event),
-          session: event.session ?? undefined,
-          turn: turn ?? undefined,
-          step: step ?? undefined,
-          tool: event.tool ?? undefined,
-          hook: {
-            agent: event.agent,
-            phase: event.phase,
-            call: event.callId ?? undefined,
-            input: event.input ?? undefined,
-            ...(event.failed ? { failed: true, error: event.error ?? 'failed' } : {}),
-            subagent: event.subagent ?? undefined,
-            agentTurn: event.turnKey ?? undefined,
-            transcript: event.transcript ?? undefined,
-            prompt,
-          },
-          holdPaths: numbered?.hold,
-          timeBudgetMs: budget,
-        });
-        if (result.created && prompt !== undefined && turn !== null && event.session !== null) {
-          updateSessionState(paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
-        }
-        return { ...result, turn, step };
-      },
-      undefined,
-      Math.max(1, left()),
-    );
+  async locked<T>(fn: (ctx: SnapshotContext) => Promise<T>, options: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+    return this.exclusive((paths, settings) => fn(this.context(paths, settings)), options.signal, options.lockTimeoutMs);
   }
 
   private context(paths: StorePaths, settings: Settings) {
@@ -257,7 +180,7 @@ export class Workspace {
   async restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
     // Lock, then read: the target is resolved and probed under the lock, so a background gc cannot drop it in between.
     return this.exclusive(async (paths, settings) => {
-      const target = resolveIn(await this.checked(!options.dryRun), address);
+      const target = resolveInView(await this.checked(!options.dryRun), address);
       return (await restoreModule()).restoreLocked(this.context(paths, settings), target, options);
     });
   }
@@ -266,7 +189,7 @@ export class Workspace {
   async revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
     return this.exclusive(async (paths, settings) => {
       const view = await this.checked(!options.dryRun);
-      const target = resolveIn(view, address);
+      const target = resolveInView(view, address);
       if (target.parent) {
         const known = view.records.some((r) => r.id === target.parent);
         if (!known || view.degraded[target.parent]) {
@@ -291,7 +214,7 @@ export class Workspace {
   }
 
   /** The ledger's records with the probe's verdict on them: one read and one probe per command. */
-  private async checked(writeCache = true): Promise<CheckedLedger> {
+  private async checked(writeCache = true): Promise<LedgerView> {
     const { records, warnings } = this.ledger();
     return { records, warnings, degraded: this.storePaths ? await probeDegraded(this.storePaths, records, writeCache) : {} };
   }
@@ -301,30 +224,30 @@ export class Workspace {
     return (await this.checked(writeCache)).degraded;
   }
 
-  /** Resolve an address, minding degraded checkpoints (see resolveIn). */
-  async resolveChecked(address: string, writeCache = true): Promise<CheckpointRecord> {
-    return resolveIn(await this.checked(writeCache), address);
+  /** Resolve an address (see address.ts), minding degraded checkpoints. */
+  async resolve(address: string): Promise<CheckpointRecord> {
+    return resolveInView(await this.checked(), address);
   }
 
   /** Apply the retention policy and reclaim space (see gc.ts). */
-  gc(options: GcOptions = {}): Promise<GcReport> {
+  async gc(options: GcOptions = {}): Promise<GcReport> {
     return this.exclusive(async (paths, settings) => (await import('./gc.js')).gcLocked({ paths, settings }, options));
   }
 
   /** A deep check of the store. */
-  fsck(): Promise<FsckReport> {
+  async fsck(): Promise<FsckReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
     return this.exclusive(async (paths) => (await import('./fsck.js')).fsckStore(paths));
   }
 
   /** Recover the ledger from the checkpoint commits' trailers. */
-  rebuildLedger(): Promise<RebuildReport> {
+  async rebuildLedger(): Promise<RebuildReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
     return this.exclusive(async (paths) => (await import('./fsck.js')).rebuildLedger(paths));
   }
 
   /** Finish or roll back an interrupted restore, revert or undo. */
-  recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
+  async recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
     return this.exclusive(async (paths, settings) => (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action));
   }
@@ -335,7 +258,7 @@ export class Workspace {
   }
 
   /** Checkpoints, newest first. */
-  list(options: ListOptions = {}): ListResult {
+  async list(options: ListOptions = {}): Promise<ListResult> {
     const { records, warnings } = this.ledger();
     let matching = records;
     if (options.session !== undefined) {
@@ -350,42 +273,6 @@ export class Workspace {
     return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings, titles };
   }
 
-  /** Resolve an address against the ledger alone (no degraded check; see resolveChecked). */
-  resolve(address: string): CheckpointRecord {
-    return resolveAddress(this.ledger().records, address);
-  }
-
-  private diffArgs(format: DiffFormat, color: boolean): GitArg[] {
-    const args: GitArg[] = ['-r', '--no-renames', color ? '--color=always' : '--color=never', '--no-ext-diff', '--no-textconv'];
-    switch (format) {
-      case 'stat':
-        args.push('--stat');
-        break;
-      case 'name-status':
-        args.push('--name-status');
-        break;
-      case 'patch':
-        args.push('-p', '--binary');
-        break;
-      case 'patch-with-stat':
-        args.push('--patch-with-stat', '--binary');
-        break;
-    }
-    return args;
-  }
-
-  private async diffTrees(from: string, to: string, format: DiffFormat, color: boolean, paths?: string[]): Promise<string> {
-    const store = this.storePaths!;
-    const { stdout } = await git({
-      verb: 'diff-tree',
-      args: [...this.diffArgs(format, color), { oid: from }, { oid: to }],
-      paths: paths?.length ? paths : undefined,
-      gitDir: store.gitDir,
-      cwd: store.dir,
-    });
-    return stdout.toString('utf8');
-  }
-
   /**
    * A checkpoint's own change: git's diff from its parent. When gc dropped the
    * parent (or it is degraded), the diff is from the nearest older checkpoint
@@ -393,20 +280,9 @@ export class Workspace {
    */
   async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
     const view = await this.checked();
-    const { records, degraded } = view;
-    const record = resolveIn(view, address);
-    let from = EMPTY_TREE;
-    let base: { id: string | null; reason: string } | undefined;
-    if (record.parent) {
-      const parent = records.find((r) => r.id === record.parent);
-      if (parent && !degraded[parent.id]) from = parent.tree;
-      else {
-        const older = records.slice(0, Math.max(0, records.findIndex((r) => r.id === record.id))).reverse().find((r) => !degraded[r.id]);
-        from = older?.tree ?? EMPTY_TREE;
-        base = { id: older?.id ?? null, reason: `its parent ${record.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}` };
-      }
-    }
-    const diff = await this.diffTrees(from, record.id, options.format ?? 'patch-with-stat', options.color ?? false);
+    const record = resolveInView(view, address);
+    const { from, base } = showBase(view.records, view.degraded, record);
+    const diff = await diffTrees(this.storePaths!, from, record.id, options.format ?? 'patch-with-stat', options.color ?? false);
     return { record, diff, ...(base ? { base } : {}) };
   }
 
@@ -417,11 +293,11 @@ export class Workspace {
    */
   async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
     const view = await this.checked();
-    const from = resolveIn(view, options.from ?? 'latest');
+    const from = resolveInView(view, options.from ?? 'latest');
     let to: string;
-    if (options.to !== undefined) to = resolveIn(view, options.to).id;
+    if (options.to !== undefined) to = resolveInView(view, options.to).id;
     else to = await this.captureLiveTree();
-    return this.diffTrees(from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
+    return diffTrees(this.storePaths!, from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
   }
 
   /** Stage the live workspace into the shadow index and return its tree, without a checkpoint. */
@@ -457,8 +333,4 @@ export class Workspace {
       warnings,
     };
   }
-}
-
-function openStoreDirPath(root: string, env: NodeJS.ProcessEnv): string {
-  return path.join(storeRoot(env), storeName(root));
 }

@@ -24,7 +24,8 @@ import { OPERATION_KINDS, SKIPPED_KEPT, type CheckpointRecord, type OperationInf
 import { isSelected, unsafePathReason } from './paths.js';
 import { actionable, reconcile, restoreWants, revertWants, sameEntry, staleUndoPaths, withExtraFiles, type ActionCounts, type Plan, type PlannedFile, type TreeEntry, type Want } from './restore-plan.js';
 import { EMPTY_TREE } from './objects.js';
-import { snapshotLocked, type SnapshotContext } from './snapshot.js';
+import type { StoreContext } from './context.js';
+import { snapshotLocked } from './snapshot.js';
 
 export interface OperationOptions {
   /** Plan and print, change nothing: not the workspace, the store or the ledger. */
@@ -67,7 +68,7 @@ interface LiveState {
   uncaptured: SkippedPath[];
 }
 
-function repoOf(ctx: SnapshotContext): RepoAccess {
+function repoOf(ctx: StoreContext): RepoAccess {
   return { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
 }
 
@@ -75,7 +76,7 @@ function short(id: string): string {
   return id.slice(0, 10);
 }
 
-function refuseIfInterrupted(ctx: SnapshotContext): void {
+function refuseIfInterrupted(ctx: StoreContext): void {
   const journal = readJournal(ctx.paths.dir);
   if (journal) {
     throw new CkptError('pending', `an interrupted ${journal.op} (journal ${journal.id}) is pending; finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort`);
@@ -83,7 +84,7 @@ function refuseIfInterrupted(ctx: SnapshotContext): void {
 }
 
 /** Capture the workspace: a guard checkpoint, or for a dry run a scratch tree that leaves the store as it was. */
-async function captureLive(ctx: SnapshotContext, dryRun: boolean, message: string): Promise<LiveState> {
+async function captureLive(ctx: StoreContext, dryRun: boolean, message: string): Promise<LiveState> {
   if (!dryRun) {
     const result = await snapshotLocked(ctx, { kind: 'guard', message, timeBudgetMs: 0 });
     return { tree: result.tree!, guard: result.id!, entries: await listTree(repoOf(ctx), result.tree!), uncaptured: result.skipped };
@@ -127,7 +128,7 @@ function diskHolds(root: string, p: string, want: Want): boolean {
  * Apply a journal's entries (to their wanted state, or back to the guard's),
  * then record the operation, verifying each path against the result's tree.
  */
-async function applyAndRecord(ctx: SnapshotContext, journal: Journal, side: 'want' | 'from', continued: boolean): Promise<{ record: string | null; failures: ApplyFailure[] }> {
+async function applyAndRecord(ctx: StoreContext, journal: Journal, side: 'want' | 'from', continued: boolean): Promise<{ record: string | null; failures: ApplyFailure[] }> {
   const entries: ApplyEntry[] = journal.entries.map(([p, want, from]) => ({ path: p, want: side === 'want' ? want : from }));
   // A killed pass may have left temporary files; clear them first so emptied directories can go.
   removeTmpFiles(ctx.location.root, entries.map((e) => e.path));
@@ -167,7 +168,7 @@ async function applyAndRecord(ctx: SnapshotContext, journal: Journal, side: 'wan
 }
 
 /** Run a planned operation: journal, apply, record, close. */
-async function execute(ctx: SnapshotContext, op: OperationKind, target: string, live: LiveState, plan: Plan, paths: string[] | undefined, dryRun: boolean): Promise<OperationReport> {
+async function execute(ctx: StoreContext, op: OperationKind, target: string, live: LiveState, plan: Plan, paths: string[] | undefined, dryRun: boolean): Promise<OperationReport> {
   const base = { op, dryRun, target, guard: live.guard, plan, leftovers: plan.leftovers, uncaptured: live.uncaptured };
   if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: totalCounts(plan, []), failures: [] };
   const { restore, recreate, delete: del, unchanged, skip } = plan.counts;
@@ -201,7 +202,7 @@ function checkSelection(root: string, target: Map<string, TreeEntry>, selection:
   }
 }
 
-export async function restoreLocked(ctx: SnapshotContext, target: CheckpointRecord, options: RestoreOptions = {}): Promise<OperationReport> {
+export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord, options: RestoreOptions = {}): Promise<OperationReport> {
   refuseIfInterrupted(ctx);
   const dryRun = options.dryRun ?? false;
   const selection = options.paths?.length ? options.paths : undefined;
@@ -217,7 +218,7 @@ export async function restoreLocked(ctx: SnapshotContext, target: CheckpointReco
   return execute(ctx, 'restore', target.id, live, plan, selection, dryRun);
 }
 
-export async function revertLocked(ctx: SnapshotContext, target: CheckpointRecord, options: OperationOptions = {}): Promise<OperationReport> {
+export async function revertLocked(ctx: StoreContext, target: CheckpointRecord, options: OperationOptions = {}): Promise<OperationReport> {
   refuseIfInterrupted(ctx);
   const dryRun = options.dryRun ?? false;
   const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
@@ -240,7 +241,7 @@ export function lastOperation(records: readonly CheckpointRecord[]): CheckpointR
   return undefined;
 }
 
-export async function undoLocked(ctx: SnapshotContext, records: readonly CheckpointRecord[], options: UndoOptions = {}, unreadableLines = 0): Promise<OperationReport> {
+export async function undoLocked(ctx: StoreContext, records: readonly CheckpointRecord[], options: UndoOptions = {}, unreadableLines = 0): Promise<OperationReport> {
   refuseIfInterrupted(ctx);
   const last = lastOperation(records);
   if (!last?.op) {
@@ -279,7 +280,7 @@ export interface RecoveryReport {
 }
 
 /** Finish (`continue`) or roll back (`abort`) an interrupted operation. */
-export async function recoverLocked(ctx: SnapshotContext, records: readonly CheckpointRecord[], action: 'continue' | 'abort'): Promise<RecoveryReport> {
+export async function recoverLocked(ctx: StoreContext, records: readonly CheckpointRecord[], action: 'continue' | 'abort'): Promise<RecoveryReport> {
   const journal = readJournal(ctx.paths.dir);
   if (!journal) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
   const recorded = records.find((r) => r.op?.journal === journal.id);

@@ -13,7 +13,9 @@ import { CkptError } from './errors.js';
 import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
-import { removeGitDebris, snapshotLocked, type SnapshotContext, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+import type { StoreContext } from './context.js';
+import { removeGitDebris } from './housekeeping.js';
+import { snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { diffTrees, showBase, type DiffFormat } from './inspect.js';
 import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './locate.js';
@@ -168,7 +170,7 @@ export class Workspace {
    * read: the one door through which git-ckpt's own front ends (the hooks, and
    * later the MCP server and the web timeline) act. Not a stable API.
    */
-  async locked<T>(fn: (ctx: SnapshotContext) => Promise<T>, options: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+  async locked<T>(fn: (ctx: StoreContext) => Promise<T>, options: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
     return this.exclusive((paths, settings) => fn(this.context(paths, settings)), options.signal, options.lockTimeoutMs);
   }
 

@@ -1,0 +1,39 @@
+/**
+ * What every step of a capture, restore or gc works in: the workspace, its
+ * store and its settings, and how git is called for them (the shadow index, or
+ * a scratch index and object folder for dry runs).
+ */
+import type { WorkspaceLocation } from './locate.js';
+import type { GitCall } from './runner.js';
+import type { Settings } from './settings.js';
+import type { StorePaths } from './store.js';
+
+export interface StoreContext {
+  location: WorkspaceLocation;
+  paths: StorePaths;
+  settings: Settings;
+  /**
+   * A throw-away index and object directory: the capture runs as usual but the
+   * store stays byte-identical (restore --dry-run). Implies dryCommit.
+   */
+  scratch?: { indexFile: string; objectDir: string };
+}
+
+/** A git call against the store, with the context's work tree and index. */
+export function gitCall(ctx: StoreContext, call: GitCall): GitCall {
+  return {
+    gitDir: ctx.paths.gitDir,
+    workTree: ctx.location.root,
+    indexFile: ctx.scratch?.indexFile ?? ctx.paths.indexFile,
+    scratchObjectDir: ctx.scratch?.objectDir,
+    cwd: ctx.location.root,
+    ...call,
+  };
+}
+
+/**
+ * A snapshot's time budget. It runs out only once the snapshot has made
+ * progress (`arm()`, called after its first batch is staged): a scan that
+ * alone outlasts the budget still hashes one batch, so repeated runs on a
+ * huge workspace or a slow disk always converge. An outer abort is immediate.
+ */

@@ -1,0 +1,36 @@
+import { CkptError } from './errors.js';
+
+export class Deadline {
+  readonly controller = new AbortController();
+  private timer?: NodeJS.Timeout;
+  private armed = false;
+  private expired?: CkptError;
+  readonly start = Date.now();
+  constructor(budgetMs: number, outer?: AbortSignal) {
+    if (budgetMs > 0) {
+      this.timer = setTimeout(() => {
+        this.expired = new CkptError('budget', `time budget of ${budgetMs} ms ran out`);
+        if (this.armed) this.controller.abort(this.expired);
+      }, budgetMs);
+      this.timer.unref();
+    }
+    outer?.addEventListener('abort', () => this.controller.abort(outer.reason), { once: true });
+  }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+  /** From now on the budget stops the snapshot (at once, if it already ran out). */
+  arm(): void {
+    this.armed = true;
+    if (this.expired) this.controller.abort(this.expired);
+  }
+  elapsed(): number {
+    return Date.now() - this.start;
+  }
+  check(): void {
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+  }
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -14,7 +14,7 @@ export interface StoreContext {
   settings: Settings;
   /**
    * A throw-away index and object directory: the capture runs as usual but the
-   * store stays byte-identical (restore --dry-run). Implies dryCommit.
+   * store stays byte-identical (restore --dry-run). Captures never commit there (see captureTree).
    */
   scratch?: { indexFile: string; objectDir: string };
 }

@@ -63,7 +63,9 @@ function appendLog(file: string, lines: string[]): boolean {
 }
 
 /** What one hook event did: its checkpoint (when something changed), its turn and step. */
-export type HookEventResult = SnapshotResult & {
+export type HookEventResult = Omit<SnapshotResult, 'tree'> & {
+  /** The captured tree; none when the event was not captured (duplicate, deferred). */
+  tree?: string;
   turn: number | null;
   step: number | null;
   /** The same event was delivered by a second configuration and was counted once. */

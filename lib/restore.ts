@@ -25,7 +25,7 @@ import { isSelected, unsafePathReason } from './paths.js';
 import { actionable, reconcile, restoreWants, revertWants, sameEntry, staleUndoPaths, withExtraFiles, type ActionCounts, type Plan, type PlannedFile, type TreeEntry, type Want } from './restore-plan.js';
 import { EMPTY_TREE } from './objects.js';
 import type { StoreContext } from './context.js';
-import { snapshotLocked } from './snapshot.js';
+import { captureTree, snapshotLocked } from './snapshot.js';
 
 export interface OperationOptions {
   /** Plan and print, change nothing: not the workspace, the store or the ledger. */
@@ -87,7 +87,8 @@ function refuseIfInterrupted(ctx: StoreContext): void {
 async function captureLive(ctx: StoreContext, dryRun: boolean, message: string): Promise<LiveState> {
   if (!dryRun) {
     const result = await snapshotLocked(ctx, { kind: 'guard', message, timeBudgetMs: 0 });
-    return { tree: result.tree!, guard: result.id!, entries: await listTree(repoOf(ctx), result.tree!), uncaptured: result.skipped };
+    // A guard always has an id: it is the new checkpoint, or the latest when nothing changed (the store is not empty then).
+    return { tree: result.tree, guard: result.id!, entries: await listTree(repoOf(ctx), result.tree), uncaptured: result.skipped };
   }
   const scratchDir = mkdtempSync(path.join(tmpdir(), 'git-ckpt-dry-'));
   try {
@@ -99,10 +100,10 @@ async function captureLive(ctx: StoreContext, dryRun: boolean, message: string):
     }
     const scratch = { indexFile, objectDir: path.join(scratchDir, 'objects') };
     mkdirSync(scratch.objectDir);
-    const result = await snapshotLocked({ ...ctx, scratch }, { dryCommit: true, timeBudgetMs: 0 });
+    const result = await captureTree({ ...ctx, scratch }, { timeBudgetMs: 0 });
     // The tree's objects live in the scratch folder: list it before the folder goes.
-    const entries = await listTree(repoOf(ctx), result.tree!, undefined, scratch.objectDir);
-    return { tree: result.tree!, guard: null, entries, uncaptured: result.skipped };
+    const entries = await listTree(repoOf(ctx), result.tree, undefined, scratch.objectDir);
+    return { tree: result.tree, guard: null, entries, uncaptured: result.skipped };
   } finally {
     rmSync(scratchDir, { recursive: true, force: true });
   }

@@ -12,7 +12,7 @@ import { gitCall, type StoreContext } from './context.js';
 import { Deadline } from './deadline.js';
 import { CkptError, isCkptError } from './errors.js';
 import { AUTO_GC_EVERY, LOOSE_PACK_THRESHOLD, changedDirectories, maybeStartBackgroundGc, packLooseObjects, packStateFile, readPackState, removeGitDebris } from './housekeeping.js';
-import { readStamp, refreshDue, writeStamp } from './index-stamp.js';
+import { readStamp, refreshDue, writeStamp, type Stamp } from './index-stamp.js';
 import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type HookFields, type OperationInfo, type SkippedPath } from './ledger.js';
 import { EMPTY_TREE, keepAllPacks } from './objects.js';
 import { probeDegraded } from './probe.js';
@@ -41,7 +41,7 @@ export interface SnapshotOptions {
   /** Called while files are hashed. */
   onProgress?: (progress: SnapshotProgress) => void;
   signal?: AbortSignal;
-  /** Stage the workspace and write its tree, but create no checkpoint (diff and status use this). */
+  /** Stage the workspace and write its tree, but create no checkpoint: captureTree's mode. */
   dryCommit?: boolean;
   /** Create a checkpoint even when the tree equals the latest one (restore records). */
   force?: boolean;
@@ -67,7 +67,7 @@ export interface SnapshotResult {
   /** The new checkpoint, or the latest one when nothing changed (undefined in an empty store). */
   id?: string;
   /** The workspace's tree as captured. */
-  tree?: string;
+  tree: string;
   record?: CheckpointRecord;
   skipped: SkippedPath[];
   skippedCount: number;
@@ -106,176 +106,221 @@ async function changedPaths(ctx: StoreContext, parent: string | null, commit: st
   return { changes, added, modified };
 }
 
+/** Files hashed so far and files to hash: the budget error and the progress callback report them. */
+interface Progress {
+  hashed: number;
+  total: number;
+}
+
+type CapturePlan = ReturnType<typeof planCapture> & { secrets: Awaited<ReturnType<typeof secretMatcher>> };
+
+/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync. */
+async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<CheckpointRecord | undefined> {
+  const latestRead = readLatest(ctx.paths.ledger);
+  assertWritableSchema(latestRead.newestSchema);
+  const latest = latestRead.record;
+  if (latest && !existsSync(ctx.scratch?.indexFile ?? ctx.paths.indexFile)) {
+    // Index lost: rebuild it from the latest tree; stat data is empty, so git rehashes what it must.
+    await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
+  }
+  syncExcludes(ctx.location, ctx.paths, ctx.scratch !== undefined);
+  return latest;
+}
+
+/** The scan, the facts about every candidate, and the pure capture plan. */
+async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal): Promise<CapturePlan> {
+  const scan = await scanWorkspace(ctx, !first, signal);
+  const expansion = scan.newDirs.length ? await expandNewDirs(ctx, scan.newDirs, ctx.settings.maxNewFiles, signal) : { files: new Map(), overLimit: new Map() };
+  const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
+  for (const list of expansion.files.values()) candidates.push(...list);
+  const facts = collectFacts(ctx.location.root, candidates);
+  const secrets = candidates.length ? await secretMatcher(ctx.settings.secretPatterns) : NO_SECRETS;
+  return { ...planCapture(scan, expansion, facts, ctx.settings, secrets), secrets };
+}
+
+/** Hash what the plan stages, in batches under the budget, then write the tree. Returns the tree and every skip. */
+async function stageAndWrite(ctx: StoreContext, plan: CapturePlan, latest: CheckpointRecord | undefined, opts: SnapshotOptions, deadline: Deadline, progress: Progress): Promise<{ tree: string; skipped: SkippedPath[] }> {
+  const { signal } = deadline;
+  const skipped = [...plan.skipped];
+  const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
+  progress.total = plan.stage.length;
+  const report = () => opts.onProgress?.({ hashed: Math.min(progress.hashed, progress.total), total: progress.total, elapsedMs: deadline.elapsed(), first: !latest });
+  const measured = { files: 0, bytes: 0, ms: 0 };
+  // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
+  const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
+  const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
+  for (let from = 0; from < units.length; ) {
+    // The first batch always runs: every snapshot makes progress, however small its budget.
+    if (from > 0) deadline.arm();
+    deadline.check();
+    const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
+    const end = takeBatch(units, from, limits.maxCount, limits.maxBytes);
+    const batch = units.slice(from, end);
+    const files = batch.reduce((n, u) => n + u.count, 0);
+    const started = Date.now();
+    const onHashed = (n: number) => {
+      progress.hashed += n;
+      report();
+    };
+    skipped.push(...(await stageBatch(ctx, batch.map((u) => u.pathspec), files, !opts.knownContent, signal, onHashed)));
+    measured.files += files;
+    measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
+    measured.ms += Date.now() - started;
+    from = end;
+  }
+  await forceRemove(ctx, plan.forceRemove, signal);
+  const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
+  if (dirUnits.length) {
+    // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
+    const late = await lateArrivals(ctx, dirUnits, new Set(plan.stage), signal);
+    const noExpansion = { files: new Map(), overLimit: new Map() };
+    const latePlan = planCapture({ modified: [], deleted: [], untracked: late, newDirs: [] }, noExpansion, collectFacts(ctx.location.root, late), ctx.settings, plan.secrets);
+    skipped.push(...latePlan.skipped);
+    await forceRemove(ctx, latePlan.skipped.map((s) => s.path), signal);
+  }
+  if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
+  const tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
+  return { tree, skipped };
+}
+
 /**
- * Take one snapshot. The caller holds the workspace lock.
+ * An unchanged workspace keeps its stamp fresh: racily clean entries are
+ * refreshed once a little after staging, then at most every 30 s, so files
+ * rewritten with identical bytes are not hashed again on every hook.
+ */
+async function keepStampFresh(ctx: StoreContext, tree: string, stamp: Stamp | undefined, unchanged: boolean, signal: AbortSignal): Promise<void> {
+  const times = { refreshed: stamp?.refreshed ?? 0, staged: stamp?.staged ?? 0 };
+  if (unchanged && refreshDue(stamp, Date.now())) {
+    await git(gitCall(ctx, { verb: 'update-index', args: ['-q', '--refresh'], okCodes: [1], signal }));
+    times.refreshed = Date.now();
+  }
+  if (!stamp || times.refreshed !== stamp.refreshed) writeStamp(ctx.paths, tree, times);
+}
+
+/** Commit the tree as the next checkpoint (its parent the latest, or the newest still whole) and append its record. */
+async function commitCheckpoint(ctx: StoreContext, latest: CheckpointRecord | undefined, tree: string, plan: CapturePlan, skipped: SkippedPath[], opts: SnapshotOptions, signal: AbortSignal): Promise<{ record: CheckpointRecord; changes: ChangedPath[] }> {
+  const now = Date.now();
+  // The stats trailer needs the diff, and the diff needs a commit: diff the trees first.
+  const diff = await changedPaths(ctx, latest?.tree ?? null, tree, signal).catch((err: unknown) => {
+    if (signal.aborted) throw err;
+    // The latest tree is missing (a damaged store): no stats; the commit below chains past it.
+    return { changes: [] as ChangedPath[], added: [] as string[], modified: [] as string[] };
+  });
+  const meta = {
+    time: now,
+    session: opts.session ?? null,
+    turn: opts.turn ?? null,
+    step: opts.step ?? null,
+    tool: opts.tool ?? null,
+    kind: opts.kind ?? 'manual',
+    message: opts.message ?? '',
+    stats: {
+      added: diff.changes.filter((c) => c.status === 'A').length,
+      modified: diff.changes.filter((c) => c.status === 'M' || c.status === 'T').length,
+      deleted: diff.changes.filter((c) => c.status === 'D').length,
+    },
+    bytes: [...diff.added, ...diff.modified].reduce((sum, p) => sum + (plan.sizes.get(p) ?? 0), 0),
+    paths: diff.changes.slice(0, PATHS_KEPT),
+    changed: diff.changes.length,
+    skipped: skipped.slice(0, SKIPPED_KEPT),
+    skippedCount: skipped.length,
+    ...(opts.operation ? { op: await opts.operation(tree) } : {}),
+    ...opts.hook,
+  };
+  const isoDate = `@${Math.floor(now / 1000)} +0000`;
+  const identity = {
+    GIT_AUTHOR_NAME: CHECKPOINT_AUTHOR.name,
+    GIT_AUTHOR_EMAIL: CHECKPOINT_AUTHOR.email,
+    GIT_AUTHOR_DATE: isoDate,
+    GIT_COMMITTER_NAME: CHECKPOINT_AUTHOR.name,
+    GIT_COMMITTER_EMAIL: CHECKPOINT_AUTHOR.email,
+    GIT_COMMITTER_DATE: isoDate,
+  };
+  const commit = (parent: string | null) => {
+    const args: GitCall['args'] = [{ oid: tree }, ...(parent ? ['-p', { oid: parent }] : [])];
+    return git(gitCall(ctx, { verb: 'commit-tree', args, input: commitMessage(meta), env: identity, signal }));
+  };
+  let parent = latest?.id ?? null;
+  let committed: Awaited<ReturnType<typeof git>>;
+  try {
+    committed = await commit(parent);
+  } catch (err) {
+    if (!latest || signal.aborted) throw err;
+    // The latest checkpoint lost its commit (a damaged store): chain to the newest one still whole.
+    parent = await newestIntactParent(ctx);
+    committed = await commit(parent);
+  }
+  const record: CheckpointRecord = { v: LEDGER_SCHEMA, id: committed.stdout.toString('utf8').trim(), parent, tree, ...meta };
+  appendRecord(ctx.paths.ledger, record);
+  writeStamp(ctx.paths, tree, { refreshed: 0, staged: Date.now() });
+  return { record, changes: diff.changes };
+}
+
+/** After a checkpoint: mark its packs .keep, count loose objects, pack them or start gc when due. */
+async function afterCommit(ctx: StoreContext, changes: ChangedPath[], staged: number, opts: SnapshotOptions, signal: AbortSignal): Promise<void> {
+  // Packs written by this snapshot's batches are marked .keep at once, so no git command ever drops them.
+  if (staged >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths.gitDir);
+  const packState = readPackState(ctx.paths);
+  // New loose objects: blobs of small batches, one tree per directory on a changed path, the commit.
+  packState.looseEstimate += (staged < PACK_BATCH_MIN ? staged : 0) + changedDirectories(changes) + 1;
+  packState.sinceGc += 1;
+  if (packState.sinceGc >= AUTO_GC_EVERY) {
+    packState.sinceGc = 0;
+    maybeStartBackgroundGc(ctx);
+  }
+  if (packState.looseEstimate >= LOOSE_PACK_THRESHOLD) {
+    await packLooseObjects(ctx, packState, signal).catch(() => writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState)));
+  } else {
+    writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState));
+  }
+}
+
+/**
+ * Take one snapshot. The caller holds the workspace lock. Nothing is created
+ * when the tree equals the latest checkpoint's (unless `force`), and nothing
+ * in dry and scratch captures (see captureTree).
  */
 export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): Promise<SnapshotResult> {
   const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
   const deadline = new Deadline(budget, opts.signal);
-  const signal = deadline.signal;
-  let hashed = 0;
-  let total = 0;
+  const { signal } = deadline;
+  const progress: Progress = { hashed: 0, total: 0 };
   try {
-    const latestRead = readLatest(ctx.paths.ledger);
-    assertWritableSchema(latestRead.newestSchema);
-    const latest = latestRead.record;
-    if (latest && !existsSync(ctx.scratch?.indexFile ?? ctx.paths.indexFile)) {
-      // Index lost: rebuild it from the latest tree; stat data is empty, so git rehashes what it must.
-      await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
-    }
-    syncExcludes(ctx.location, ctx.paths, ctx.scratch !== undefined);
-    const first = !latest;
-
-    const scan = await scanWorkspace(ctx, !first, signal);
-    const expansion = scan.newDirs.length ? await expandNewDirs(ctx, scan.newDirs, ctx.settings.maxNewFiles, signal) : { files: new Map(), overLimit: new Map() };
-    const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
-    for (const list of expansion.files.values()) candidates.push(...list);
-    const facts = collectFacts(ctx.location.root, candidates);
-    const secrets = candidates.length ? await secretMatcher(ctx.settings.secretPatterns) : NO_SECRETS;
-    const plan = planCapture(scan, expansion, facts, ctx.settings, secrets);
-    const skipped = [...plan.skipped];
-
+    const latest = await prepare(ctx, signal);
+    const plan = await planFromDisk(ctx, !latest, signal);
     const unchanged = plan.stage.length === 0 && plan.forceRemove.length === 0;
     const stamp = unchanged && !ctx.scratch ? readStamp(ctx.paths) : undefined;
-    let tree = stamp?.tree;
-    if (!tree) {
-      total = plan.stage.length;
-      const report = () => opts.onProgress?.({ hashed: Math.min(hashed, total), total, elapsedMs: deadline.elapsed(), first });
-      const measured = { files: 0, bytes: 0, ms: 0 };
-      // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
-      const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
-      const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
-      for (let from = 0; from < units.length; ) {
-        if (from > 0) deadline.arm();
-        deadline.check();
-        const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
-        const end = takeBatch(units, from, limits.maxCount, limits.maxBytes);
-        const batch = units.slice(from, end);
-        const files = batch.reduce((n, u) => n + u.count, 0);
-        const started = Date.now();
-        skipped.push(
-          ...(await stageBatch(ctx, batch.map((u) => u.pathspec), files, !opts.knownContent, signal, (n) => {
-            hashed += n;
-            report();
-          })),
-        );
-        measured.files += files;
-        measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
-        measured.ms += Date.now() - started;
-        from = end;
-      }
-      await forceRemove(ctx, plan.forceRemove, signal);
-      const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
-      if (dirUnits.length) {
-        // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
-        const late = await lateArrivals(ctx, dirUnits, new Set(plan.stage), signal);
-        const latePlan = planCapture({ modified: [], deleted: [], untracked: late, newDirs: [] }, { files: new Map(), overLimit: new Map() }, collectFacts(ctx.location.root, late), ctx.settings, secrets);
-        skipped.push(...latePlan.skipped);
-        await forceRemove(ctx, latePlan.skipped.map((s) => s.path), signal);
-      }
-      if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
-      tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
-    }
-
+    const { tree, skipped } = stamp ? { tree: stamp.tree, skipped: plan.skipped } : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length };
-    if ((latest && latest.tree === tree && !opts.force) || opts.dryCommit || ctx.scratch) {
-      if (latest?.tree === tree && !ctx.scratch) {
-        const times = { refreshed: stamp?.refreshed ?? 0, staged: stamp?.staged ?? 0 };
-        if (unchanged && refreshDue(stamp, Date.now())) {
-          await git(gitCall(ctx, { verb: 'update-index', args: ['-q', '--refresh'], okCodes: [1], signal }));
-          times.refreshed = Date.now();
-        }
-        if (!stamp || times.refreshed !== stamp.refreshed) writeStamp(ctx.paths, tree, times);
-      }
+    const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
+    if (!commits) {
+      if (latest?.tree === tree && !ctx.scratch) await keepStampFresh(ctx, tree, stamp, unchanged, signal);
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
-
-    const now = Date.now();
-    const meta = {
-      time: now,
-      session: opts.session ?? null,
-      turn: opts.turn ?? null,
-      step: opts.step ?? null,
-      tool: opts.tool ?? null,
-      kind: opts.kind ?? 'manual',
-      message: opts.message ?? '',
-      stats: { added: 0, modified: 0, deleted: 0 },
-      bytes: 0,
-      paths: [] as ChangedPath[],
-      changed: 0,
-      ...skippedView,
-      ...(opts.operation ? { op: await opts.operation(tree) } : {}),
-      ...opts.hook,
-    };
-    const isoDate = `@${Math.floor(now / 1000)} +0000`;
-    const commitArgs: GitCall['args'] = [{ oid: tree }];
-    if (latest) commitArgs.push('-p', { oid: latest.id });
-    const identity = {
-      GIT_AUTHOR_NAME: CHECKPOINT_AUTHOR.name,
-      GIT_AUTHOR_EMAIL: CHECKPOINT_AUTHOR.email,
-      GIT_AUTHOR_DATE: isoDate,
-      GIT_COMMITTER_NAME: CHECKPOINT_AUTHOR.name,
-      GIT_COMMITTER_EMAIL: CHECKPOINT_AUTHOR.email,
-      GIT_COMMITTER_DATE: isoDate,
-    };
-    // The stats trailer needs the diff, and the diff needs a commit: diff the trees first.
-    const diff = await changedPaths(ctx, latest?.tree ?? null, tree, signal).catch(async () => ({ changes: [], added: [], modified: [] }));
-    meta.stats = {
-      added: diff.changes.filter((c) => c.status === 'A').length,
-      modified: diff.changes.filter((c) => c.status === 'M' || c.status === 'T').length,
-      deleted: diff.changes.filter((c) => c.status === 'D').length,
-    };
-    meta.bytes = [...diff.added, ...diff.modified].reduce((sum, p) => sum + (plan.sizes.get(p) ?? 0), 0);
-    meta.paths = diff.changes.slice(0, PATHS_KEPT);
-    meta.changed = diff.changes.length;
-    let parent = latest?.id ?? null;
-    let committed;
-    try {
-      committed = await git(gitCall(ctx, { verb: 'commit-tree', args: commitArgs, input: commitMessage(meta), env: identity, signal }));
-    } catch (err) {
-      if (!latest || signal.aborted) throw err;
-      // The latest checkpoint lost its commit (a damaged store): chain to the newest one still whole.
-      parent = await newestIntactParent(ctx);
-      const args: GitCall['args'] = [{ oid: tree }, ...(parent ? ['-p', { oid: parent }] : [])];
-      committed = await git(gitCall(ctx, { verb: 'commit-tree', args, input: commitMessage(meta), env: identity, signal }));
-    }
-    const id = committed.stdout.toString('utf8').trim();
-    const record: CheckpointRecord = { v: LEDGER_SCHEMA, id, parent, tree, ...meta };
-    appendRecord(ctx.paths.ledger, record);
-    writeStamp(ctx.paths, tree, { refreshed: 0, staged: Date.now() });
-
-    // Packs written by this snapshot's batches are marked .keep at once, so no git command ever drops them.
-    if (total >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths.gitDir);
-    const packState = readPackState(ctx.paths);
-    // New loose objects: blobs of small batches, one tree per directory on a changed path, the commit.
-    packState.looseEstimate += (total < PACK_BATCH_MIN ? total : 0) + changedDirectories(diff.changes) + 1;
-    packState.sinceGc += 1;
-    if (packState.sinceGc >= AUTO_GC_EVERY) {
-      packState.sinceGc = 0;
-      maybeStartBackgroundGc(ctx);
-    }
-    if (packState.looseEstimate >= LOOSE_PACK_THRESHOLD) {
-      // Housekeeping: a failure here leaves loose objects, never a broken checkpoint.
-      await packLooseObjects(ctx, packState, signal).catch(() => writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState)));
-    } else {
-      writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState));
-    }
-    return { created: true, id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
+    const { record, changes } = await commitCheckpoint(ctx, latest, tree, plan, skipped, opts, signal);
+    await afterCommit(ctx, changes, progress.total, opts, signal);
+    return { created: true, id: record.id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
   } catch (err) {
-    if (signal.aborted) {
-      removeGitDebris(ctx.paths);
-      const reason = signal.reason;
-      if (isCkptError(reason, 'budget')) {
-        throw new CkptError(
-          'budget',
-          `snapshot stopped by its ${Math.round(budget / 100) / 10}s time budget after hashing ${hashed} of ${total || '?'} files; the work done is kept, run it again to resume (or raise ckpt.timeBudget)`,
-          { hashed, total },
-        );
-      }
-      throw reason;
-    }
-    throw err;
+    if (!signal.aborted) throw err;
+    removeGitDebris(ctx.paths);
+    if (!isCkptError(signal.reason, 'budget')) throw signal.reason;
+    const { hashed, total } = progress;
+    throw new CkptError(
+      'budget',
+      `snapshot stopped by its ${Math.round(budget / 100) / 10}s time budget after hashing ${hashed} of ${total || '?'} files; the work done is kept, run it again to resume (or raise ckpt.timeBudget)`,
+      { hashed, total },
+    );
   } finally {
     deadline.dispose();
   }
+}
+
+/**
+ * Capture the workspace's tree without creating a checkpoint: into the shadow
+ * index (diff, status), or into a scratch index and object folder that leave
+ * the store byte-identical (dry-run restores). Always returns a tree.
+ */
+export async function captureTree(ctx: StoreContext, options: { timeBudgetMs?: number } = {}): Promise<{ tree: string; latest?: CheckpointRecord; skipped: SkippedPath[]; skippedCount: number }> {
+  const result = await snapshotLocked(ctx, { dryCommit: true, ...options });
+  return { tree: result.tree, latest: result.record, skipped: result.skipped, skippedCount: result.skippedCount };
 }

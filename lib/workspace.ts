@@ -15,7 +15,7 @@ import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import type { StoreContext } from './context.js';
 import { removeGitDebris } from './housekeeping.js';
-import { snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+import { captureTree, snapshotLocked, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { diffTrees, showBase, type DiffFormat } from './inspect.js';
 import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './locate.js';
@@ -304,12 +304,12 @@ export class Workspace {
 
   /** Stage the live workspace into the shadow index and return its tree, without a checkpoint. */
   async captureLiveTree(): Promise<string> {
-    return (await this.captureLive()).tree!;
+    return (await this.captureLive()).tree;
   }
 
   /** The live workspace's tree and what it holds that is not captured (too large, secret …), without a checkpoint. */
-  private captureLive(): Promise<SnapshotResult> {
-    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, { dryCommit: true }));
+  private captureLive(): ReturnType<typeof captureTree> {
+    return this.exclusive((paths, settings) => captureTree(this.context(paths, settings)));
   }
 
   async status(): Promise<StatusReport> {

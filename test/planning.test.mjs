@@ -120,7 +120,7 @@ test('commit messages carry one-line trailers whatever the metadata holds', (t) 
 });
 
 test('index refresh: once a little after files were staged, then at most every 30 s', async (t) => {
-  const { refreshDue } = await import(path.join(ROOT, 'dist', 'lib', 'snapshot.js'));
+  const { refreshDue } = await import(path.join(ROOT, 'dist', 'lib', 'index-stamp.js'));
   const now = 1_000_000;
   t.true(refreshDue(undefined, now), 'no stamp: the index changed outside a snapshot');
   t.false(refreshDue({ staged: now - 500, refreshed: 0 }, now), 'just staged: racy entries would stay racy');

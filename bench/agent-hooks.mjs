@@ -32,7 +32,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AGENT_PACKAGES, CLI, ckpt, git, installAgent, removeSandbox, sandbox } from '../test/agents/harness.mjs';
 import { runClaude, startClaudeServer } from '../test/agents/claude.mjs';
-import { codexTurn, hookTrustEntries, startCodexServer, traceFile as codexTraceFile, trustHooksInConfig, writeCodexConfig } from '../test/agents/codex.mjs';
+import {
+  codexTurn,
+  hookTrustEntries,
+  startCodexServer,
+  traceFile as codexTraceFile,
+  trustHooksInConfig,
+  writeCodexConfig,
+} from '../test/agents/codex.mjs';
 import { configureGemini, runGeminiTurn, startGeminiServer } from '../test/agents/gemini.mjs';
 import { copilotEnv, copilotTurn, linkRuntimeCache, startCopilotModel, startProxyCatcher } from '../test/agents/copilot.mjs';
 
@@ -63,7 +70,7 @@ const TURN_TIMEOUT_MS = 150_000;
 // ---------------------------------------------------------------------------
 
 const APP = "export function greet(name) {\n  return 'hello ' + name;\n}\n";
-const UTIL = "export const twice = (s) => s + s;\n";
+const UTIL = 'export const twice = (s) => s + s;\n';
 
 function prepare(box) {
   mkdirSync(path.join(box.ws, 'src'));
@@ -101,7 +108,20 @@ function sessionCalls(agent, ws) {
         { name: 'exec_command', args: { shell: 'ls -R src' }, ro: 'shell' },
         { name: 'exec_command', args: { shell: 'grep -rn greet src' }, ro: 'shell' },
         { name: 'apply_patch', args: { patch: patch('*** Add File: NOTES.md', '+# notes', '+', '+- greet() says hello') }, ro: false },
-        { name: 'apply_patch', args: { patch: patch('*** Update File: src/app.js', '@@', ' export function greet(name) {', "-  return 'hello ' + name;", "+  return 'hello, ' + name;", ' }') }, ro: false },
+        {
+          name: 'apply_patch',
+          args: {
+            patch: patch(
+              '*** Update File: src/app.js',
+              '@@',
+              ' export function greet(name) {',
+              "-  return 'hello ' + name;",
+              "+  return 'hello, ' + name;",
+              ' }',
+            ),
+          },
+          ro: false,
+        },
         { name: 'exec_command', args: { shell: SHELL }, ro: false },
       ];
     case 'gemini':
@@ -110,7 +130,11 @@ function sessionCalls(agent, ws) {
         { name: 'glob', args: { pattern: 'src/**/*.js' }, ro: true },
         { name: 'list_directory', args: { dir_path: 'src' }, ro: true },
         { name: 'write_file', args: { file_path: 'NOTES.md', content: '# notes\n\n- greet() says hello\n' }, ro: false },
-        { name: 'replace', args: { file_path: 'src/app.js', instruction: 'Add a comma after hello.', old_string: "'hello '", new_string: "'hello, '" }, ro: false },
+        {
+          name: 'replace',
+          args: { file_path: 'src/app.js', instruction: 'Add a comma after hello.', old_string: "'hello '", new_string: "'hello, '" },
+          ro: false,
+        },
         { name: 'run_shell_command', args: { command: SHELL, description: 'Edit the greeting, run the build step' }, ro: false },
       ];
     case 'copilot':
@@ -120,7 +144,11 @@ function sessionCalls(agent, ws) {
         { name: 'view', args: { path: abs('src') }, ro: true },
         { name: 'create', args: { path: abs('NOTES.md'), file_text: '# notes\n\n- greet() says hello\n' }, ro: false },
         { name: 'edit', args: { path: abs('src/app.js'), old_str: "'hello '", new_str: "'hello, '" }, ro: false },
-        { name: 'bash', args: { command: SHELL, description: 'Edit the greeting, run the build step', mode: 'sync', initial_wait: 30 }, ro: false },
+        {
+          name: 'bash',
+          args: { command: SHELL, description: 'Edit the greeting, run the build step', mode: 'sync', initial_wait: 30 },
+          ro: false,
+        },
       ];
     default:
       throw new Error(agent);
@@ -136,7 +164,8 @@ const FINAL = 'Session done.';
 /** Install the hooks (user scope: nothing in the workspace); the config file it wrote. */
 async function installHooks(box, agent) {
   const r = await ckpt(box, ['hooks', 'install', '--agent', agent, '--scope', 'user', '--json']);
-  if (r.code !== 0) return { error: `git ckpt hooks install --agent ${agent} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(-1)[0]}` };
+  if (r.code !== 0)
+    return { error: `git ckpt hooks install --agent ${agent} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(-1)[0]}` };
   try {
     const [row] = JSON.parse(r.stdout);
     return { file: row.file, events: row.events, verdict: row.verdict };
@@ -192,7 +221,7 @@ const TOOL_EVENTS = {
 
 const DRIVERS = {
   claude: {
-    async start(box, calls) {
+    async start(_box, calls) {
       const script = [...calls.map((c) => ({ tools: [{ name: c.name, input: c.args }] })), { text: FINAL }];
       const server = await startClaudeServer({ [MARK]: script });
       return { server };
@@ -213,16 +242,17 @@ const DRIVERS = {
       return { server };
     },
     /** Codex runs a hook only when its hash is trusted in config.toml (what /hooks writes). */
-    afterInstall(ctx, box, file) {
+    afterInstall(_ctx, box, file) {
       trustHooksInConfig(box, hookTrustEntries(file));
     },
     trace: (box) => codexTraceFile(box),
-    async run(ctx, agent, box, trace) {
+    async run(_ctx, agent, box, trace) {
       const t0 = Date.now();
       const r = await codexTurn(box, agent.bin, PROMPT, { env: { GIT_CKPT_HOOK_TRACE: trace }, timeoutMs: TURN_TIMEOUT_MS });
       return { code: r.code, ms: Date.now() - t0, stdout: r.stdout, stderr: r.stderr, answered: r.stdout.includes(FINAL) };
     },
-    emittedSteps: (ctx) => ctx.server.answers.filter((a) => a.name === MARK && a.kind === 'calls').flatMap((a) => a.calls.map(() => a.step)),
+    emittedSteps: (ctx) =>
+      ctx.server.answers.filter((a) => a.name === MARK && a.kind === 'calls').flatMap((a) => a.calls.map(() => a.step)),
     offered: (body) => (body?.tools ?? []).map((t) => t.name),
     unexpected: (ctx) => ctx.server.unexpected,
   },
@@ -256,7 +286,8 @@ const DRIVERS = {
       const r = await copilotTurn(agent, box, PROMPT, { env, session: { id: randomUUID() }, timeoutMs: TURN_TIMEOUT_MS });
       return { code: r.code, ms: r.ms, stdout: r.stdout, stderr: r.stderr, answered: r.stdout.includes(FINAL) };
     },
-    emittedSteps: (ctx) => ctx.server.answered.filter((a) => a.name === MARK && Array.isArray(a.answer)).flatMap((a) => a.answer.map(() => a.index)),
+    emittedSteps: (ctx) =>
+      ctx.server.answered.filter((a) => a.name === MARK && Array.isArray(a.answer)).flatMap((a) => a.answer.map(() => a.index)),
     offered: (body) => (body?.tools ?? []).map((t) => t.function?.name ?? t.name),
     unexpected: (ctx) => [...ctx.server.unexpected, ...ctx.proxy.caught],
     async stop(ctx) {
@@ -363,7 +394,12 @@ async function warmUp(agent, installed) {
   const box = sandbox('warmup');
   try {
     if (agent === 'copilot') linkRuntimeCache(box, installed.version);
-    spawnSync(installed.bin, ['--version'], { cwd: box.ws, stdio: 'ignore', timeout: 300_000, env: { ...box.env, COPILOT_AUTO_UPDATE: 'false', COPILOT_OFFLINE: 'true' } });
+    spawnSync(installed.bin, ['--version'], {
+      cwd: box.ws,
+      stdio: 'ignore',
+      timeout: 300_000,
+      env: { ...box.env, COPILOT_AUTO_UPDATE: 'false', COPILOT_OFFLINE: 'true' },
+    });
   } finally {
     removeSandbox(box);
   }
@@ -392,7 +428,10 @@ function aggregate(list) {
     },
     sessionWallS: median(list.map((r) => r.sessionWallS)),
     samples: { hookMsAll: list.map((r) => r.hookMs.all), sessionWallS: list.map((r) => r.sessionWallS) },
-    notes: [...new Set(list.flatMap((r) => r.notes)), ...(differ ? [`${differ} of ${list.length} runs counted other calls or hook processes than the first`] : [])],
+    notes: [
+      ...new Set(list.flatMap((r) => r.notes)),
+      ...(differ ? [`${differ} of ${list.length} runs counted other calls or hook processes than the first`] : []),
+    ],
   };
 }
 
@@ -413,7 +452,9 @@ for (const agent of AGENTS) {
   for (let run = 1; run <= RUNS; run++) {
     for (const variant of ['before', 'after']) {
       if (skipped[variant] || (variant === 'after' && sameConfig)) continue;
-      process.stderr.write(`${agent} ${AGENT_PACKAGES[agent].pkg}@${installed.version}: ${variant}${RUNS > 1 ? ` (run ${run}/${RUNS})` : ''} ... `);
+      process.stderr.write(
+        `${agent} ${AGENT_PACKAGES[agent].pkg}@${installed.version}: ${variant}${RUNS > 1 ? ` (run ${run}/${RUNS})` : ''} ... `,
+      );
       let row;
       try {
         row = await session(agent, installed, variant);
@@ -436,7 +477,8 @@ for (const agent of AGENTS) {
   }
   for (const variant of ['before', 'after']) {
     if (samples[variant].length) rows.push(aggregate(samples[variant]));
-    else if (variant === 'after' && sameConfig && samples.before.length) rows.push({ ...aggregate(samples.before), matchers: 'after', sameAsBefore: true });
+    else if (variant === 'after' && sameConfig && samples.before.length)
+      rows.push({ ...aggregate(samples.before), matchers: 'after', sameAsBefore: true });
     else rows.push({ agent, version: installed.version, matchers: variant, skip: skipped[variant] ?? 'not run' });
   }
 }
@@ -444,14 +486,21 @@ const totalS = Math.round((Date.now() - started) / 100) / 10;
 
 const matcherLabel = (r) => {
   if (r.matchers === 'before') return r.agent === 'copilot' ? 'before (no matcher)' : 'before (`*`)';
-  if (r.sameAsBefore) return r.agent === 'codex' ? 'after = before (`*`: a Rust regex, no look-ahead)' : r.agent === 'copilot' ? 'after = before (no matcher: its tool events take none)' : 'after = before';
+  if (r.sameAsBefore)
+    return r.agent === 'codex'
+      ? 'after = before (`*`: a Rust regex, no look-ahead)'
+      : r.agent === 'copilot'
+        ? 'after = before (no matcher: its tool events take none)'
+        : 'after = before';
   const m = Object.values(r.toolEventMatchers ?? {})[0];
   if (m === null || m === undefined) return 'after (no matcher)';
   return m.startsWith('^(?!') ? 'after (read-only tools left out)' : `after (\`${m}\`)`;
 };
 
 const out = [];
-out.push('| agent | matchers | tool calls (read-only / mutating) | hook processes (tool events / all) | per tool call: processes, hook ms | session wall s |');
+out.push(
+  '| agent | matchers | tool calls (read-only / mutating) | hook processes (tool events / all) | per tool call: processes, hook ms | session wall s |',
+);
 out.push('|---|---|---|---|---|---|');
 for (const r of rows) {
   if (r.skip) {

@@ -34,7 +34,10 @@ const rand = () => {
   x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
   return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
 };
-const words = 'const let function return if else for while import export from class extends new this await async try catch throw value result index count items data error config options state props render update create delete list map filter reduce string number boolean'.split(' ');
+const words =
+  'const let function return if else for while import export from class extends new this await async try catch throw value result index count items data error config options state props render update create delete list map filter reduce string number boolean'.split(
+    ' ',
+  );
 function sourceText(bytes) {
   const lines = [];
   let size = 0;
@@ -109,12 +112,16 @@ async function benchWorkspace(label, ws, runs) {
   results.workspaces[label] = out;
   // First snapshot, each run into a fresh store.
   let lastStore;
-  const first = await measure(runs.first, async () => {
-    const r = await Workspace.open(ws).snapshot();
-    if (!r.created) throw new Error('first snapshot created nothing');
-  }, () => {
-    lastStore = freshStoreEnv();
-  });
+  const first = await measure(
+    runs.first,
+    async () => {
+      const r = await Workspace.open(ws).snapshot();
+      if (!r.created) throw new Error('first snapshot created nothing');
+    },
+    () => {
+      lastStore = freshStoreEnv();
+    },
+  );
   const rawAdd = await measure(runs.first, () => {
     const gitDir = path.join(base, `raw-${storeCounter++}`);
     git(['init', '-q', '--bare', gitDir]);
@@ -179,10 +186,14 @@ async function benchWorkspace(label, ws, runs) {
   const target = path.join(ws, 'pkg0', 'mod0', 'file0.ts');
   let n = 0;
   const touch = () => writeFileSync(target, `// edit ${n++}\n${sourceText(4000)}`);
-  const oneChange = await measure(runs.steady, async () => {
-    const r = await workspace.snapshot();
-    if (!r.created) throw new Error('one-file change created nothing');
-  }, touch);
+  const oneChange = await measure(
+    runs.steady,
+    async () => {
+      const r = await workspace.snapshot();
+      if (!r.created) throw new Error('one-file change created nothing');
+    },
+    touch,
+  );
   const statusDirty = await measure(runs.steady, () => git(['status', '--porcelain'], { cwd: ws }), touch);
   const clineOne = await measure(runs.steady, clineCommit, touch);
   row(label, 'one-file-change snapshot', oneChange, 'git status --porcelain (dirty)', statusDirty);
@@ -215,15 +226,37 @@ async function benchRestore(label, ws, runs) {
   const uncaptured = await measure(runs, restore, dirty);
   const head = git(['rev-parse', 'HEAD'], { cwd: ws }).trim();
   const reference = await measure(runs, () => git(['restore', `--source=${head}`, '--worktree', '--', ...files], { cwd: ws }), dirty);
-  row(label, `restore of ${files.length} changed files (changes already checkpointed)`, afterHooks, 'git restore --source=<commit> --worktree -- <paths>', reference, 2);
-  row(label, `restore of ${files.length} changed files (guard captures them first)`, uncaptured, 'git restore --source=<commit> --worktree -- <paths>', reference, 2);
+  row(
+    label,
+    `restore of ${files.length} changed files (changes already checkpointed)`,
+    afterHooks,
+    'git restore --source=<commit> --worktree -- <paths>',
+    reference,
+    2,
+  );
+  row(
+    label,
+    `restore of ${files.length} changed files (guard captures them first)`,
+    uncaptured,
+    'git restore --source=<commit> --worktree -- <paths>',
+    reference,
+    2,
+  );
 }
 
 /** The whole hook process (payload on stdin, exit) on a no-change workspace, against `node -e 0`. */
 async function benchHook(label, ws, runs) {
   freshStoreEnv();
   await Workspace.open(ws).snapshot({ timeBudgetMs: 0 });
-  const payload = JSON.stringify({ session_id: 'bench', prompt_id: 'p1', cwd: ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_use_id: 'toolu_1' });
+  const payload = JSON.stringify({
+    session_id: 'bench',
+    prompt_id: 'p1',
+    cwd: ws,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'npm test' },
+    tool_use_id: 'toolu_1',
+  });
   const cli = path.join(ROOT, 'dist', 'cli', 'main.js');
   const hook = await measure(runs, () => {
     const r = spawnSync(process.execPath, [cli, 'hook', 'claude', 'post'], { cwd: ws, env: process.env, input: payload });
@@ -251,14 +284,36 @@ async function benchLog(runs) {
   const stream = [];
   for (let i = 0; i < count; i++) {
     const content = `${i}\n`;
-    stream.push(`commit refs/heads/bench\ncommitter git-ckpt <git-ckpt@localhost.invalid> ${1_700_000_000 + i} +0000\ndata 4\nckpt\nM 100644 inline f${i % 50}.txt\ndata ${Buffer.byteLength(content)}\n${content}\n`);
+    stream.push(
+      `commit refs/heads/bench\ncommitter git-ckpt <git-ckpt@localhost.invalid> ${1_700_000_000 + i} +0000\ndata 4\nckpt\nM 100644 inline f${i % 50}.txt\ndata ${Buffer.byteLength(content)}\n${content}\n`,
+    );
   }
   git(['fast-import', '--quiet'], { env: { GIT_DIR: gitDir }, input: stream.join('') });
-  const lines = git(['log', '--reverse', '--format=%H %T %P', 'refs/heads/bench'], { env: { GIT_DIR: gitDir } }).trim().split('\n');
+  const lines = git(['log', '--reverse', '--format=%H %T %P', 'refs/heads/bench'], { env: { GIT_DIR: gitDir } })
+    .trim()
+    .split('\n');
   git(['update-ref', '-d', 'refs/heads/bench'], { env: { GIT_DIR: gitDir } });
   const ledger = lines.map((line, i) => {
     const [id, tree, parent] = line.split(' ');
-    return JSON.stringify({ v: 1, id, parent: parent ?? null, tree, time: Date.now() - (count - i) * 1000, session: `s${i % 3}`, turn: i, step: 1, tool: 'Edit', kind: 'post', message: `edit ${i}`, stats: { added: 0, modified: 1, deleted: 0 }, bytes: 4, paths: [{ path: `f${i % 50}.txt`, status: 'M' }], changed: 1, skipped: [], skippedCount: 0 });
+    return JSON.stringify({
+      v: 1,
+      id,
+      parent: parent ?? null,
+      tree,
+      time: Date.now() - (count - i) * 1000,
+      session: `s${i % 3}`,
+      turn: i,
+      step: 1,
+      tool: 'Edit',
+      kind: 'post',
+      message: `edit ${i}`,
+      stats: { added: 0, modified: 1, deleted: 0 },
+      bytes: 4,
+      paths: [{ path: `f${i % 50}.txt`, status: 'M' }],
+      changed: 1,
+      skipped: [],
+      skippedCount: 0,
+    });
   });
   writeFileSync(workspace.store.ledger, `${ledger.join('\n')}\n`);
   const logInProcess = async () => {
@@ -276,8 +331,20 @@ async function benchLog(runs) {
   });
   const gitLog = await measure(runs, () => git(['log', '--oneline', '-n', '20', lines.at(-1).split(' ')[0]], { env: { GIT_DIR: gitDir } }));
   const nodeStart = await measure(runs, () => spawnSync(process.execPath, ['-e', '0']));
-  row(`${count} checkpoints`, 'log -n 20 with the degraded probe (library, first run: probe not cached)', cold, 'git log --oneline -n 20 (shadow repo)', gitLog);
-  row(`${count} checkpoints`, 'log -n 20 with the degraded probe (library, probe cached)', warm, 'git log --oneline -n 20 (shadow repo)', gitLog);
+  row(
+    `${count} checkpoints`,
+    'log -n 20 with the degraded probe (library, first run: probe not cached)',
+    cold,
+    'git log --oneline -n 20 (shadow repo)',
+    gitLog,
+  );
+  row(
+    `${count} checkpoints`,
+    'log -n 20 with the degraded probe (library, probe cached)',
+    warm,
+    'git log --oneline -n 20 (shadow repo)',
+    gitLog,
+  );
   row(`${count} checkpoints`, 'git ckpt log -n 20 (CLI process)', cli, 'node -e 0', nodeStart);
   results.log = { checkpoints: count, coldMs: cold, warmMs: warm, targetMs: 300 };
 }
@@ -289,7 +356,7 @@ async function benchLog(runs) {
  * first snapshot's files plus every version written since), then gc runs under
  * a quota and the store must fit it.
  */
-async function benchSession(label, ws, calls) {
+async function benchSession(_label, ws, calls) {
   const { deflateSync } = await import('node:zlib');
   freshStoreEnv();
   const workspace = Workspace.open(ws);
@@ -315,7 +382,14 @@ async function benchSession(label, ws, calls) {
       added.push(f);
       contentCompressed += deflateSync(text).length;
     }
-    await workspace.snapshot({ session: 'bench-session', turn: Math.floor(call / 10) + 1, step: (call % 10) + 1, tool: 'Edit', kind: 'post', timeBudgetMs: 0 });
+    await workspace.snapshot({
+      session: 'bench-session',
+      turn: Math.floor(call / 10) + 1,
+      step: (call % 10) + 1,
+      tool: 'Edit',
+      kind: 'post',
+      timeBudgetMs: 0,
+    });
   }
   const sessionMs = Date.now() - started;
   const storeDirPath = workspace.store.dir;
@@ -329,11 +403,23 @@ async function benchSession(label, ws, calls) {
   writeFileSync(path.join(storeDirPath, 'config'), `[ckpt]\n\tmaxBytes = ${quota}\n`);
   const gc = await Workspace.open(ws).gc();
   const afterGc = duBytes(storeDirPath);
-  results.session = { calls, sessionMs, perCallMs: sessionMs / calls, storeBytes: beforeGc, contentCompressedBytes: contentCompressed, ratio: beforeGc / contentCompressed, floorBytes, quota, afterGcBytes: afterGc, underQuota: afterGc <= quota, dropped: gc.dropped.length, kept: gc.kept };
+  results.session = {
+    calls,
+    sessionMs,
+    perCallMs: sessionMs / calls,
+    storeBytes: beforeGc,
+    contentCompressedBytes: contentCompressed,
+    ratio: beforeGc / contentCompressed,
+    floorBytes,
+    quota,
+    afterGcBytes: afterGc,
+    underQuota: afterGc <= quota,
+    dropped: gc.dropped.length,
+    kept: gc.kept,
+  };
   rmSync(path.join(ws, 'generated'), { recursive: true, force: true });
   git(['checkout', '-q', '--', '.'], { cwd: ws });
 }
-
 
 const small = makeWorkspace('ws-3k', QUICK ? 600 : 3000, 13_300, 60);
 console.error(`generated ${small}`);
@@ -349,16 +435,32 @@ await benchLog(QUICK ? 7 : 21);
 
 const fmt = (ms) => (ms === undefined ? '' : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const lines = ['| workspace | operation | git-ckpt ms | reference | reference ms | ratio | target |', '|---|---|---:|---|---:|---:|---:|'];
-for (const r of rows) lines.push(`| ${r.workspace} | ${r.operation} | ${fmt(r.ms)} | ${r.reference} | ${fmt(r.refMs)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`} | ${r.target ? `≤ ${r.target}×` : ''} |`);
-lines.push('', '| workspace | store after first snapshot | `git gc` pack of the same content | loose objects (plain `git add`) | ratio | target |', '|---|---:|---:|---:|---:|---:|');
+for (const r of rows)
+  lines.push(
+    `| ${r.workspace} | ${r.operation} | ${fmt(r.ms)} | ${r.reference} | ${fmt(r.refMs)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`} | ${r.target ? `≤ ${r.target}×` : ''} |`,
+  );
+lines.push(
+  '',
+  '| workspace | store after first snapshot | `git gc` pack of the same content | loose objects (plain `git add`) | ratio | target |',
+  '|---|---:|---:|---:|---:|---:|',
+);
 for (const [label, w] of Object.entries(results.workspaces)) {
-  lines.push(`| ${label} | ${(w.storeBytes / 1e6).toFixed(1)} MB | ${(w.gcPackBytes / 1e6).toFixed(1)} MB | ${(w.looseObjectsBytes / 1e6).toFixed(1)} MB | ${w.storeRatio.toFixed(2)}× | ≤ 1.5× |`);
+  lines.push(
+    `| ${label} | ${(w.storeBytes / 1e6).toFixed(1)} MB | ${(w.gcPackBytes / 1e6).toFixed(1)} MB | ${(w.looseObjectsBytes / 1e6).toFixed(1)} MB | ${w.storeRatio.toFixed(2)}× | ≤ 1.5× |`,
+  );
 }
 if (results.session) {
   const r = results.session;
-  lines.push('', `agent session of ${r.calls} tool calls (${fmt(r.perCallMs)} ms per snapshot): store ${(r.storeBytes / 1e6).toFixed(1)} MB against ${(r.contentCompressedBytes / 1e6).toFixed(1)} MB of compressed content = ${r.ratio.toFixed(2)}× (target ≤ 2×); gc under a ${(r.quota / 1e6).toFixed(1)} MB quota (1.5× a one-checkpoint store of the final workspace) dropped ${r.dropped}, kept ${r.kept}: ${(r.afterGcBytes / 1e6).toFixed(1)} MB${r.underQuota ? ', under the quota' : ', OVER the quota'}`);
+  lines.push(
+    '',
+    `agent session of ${r.calls} tool calls (${fmt(r.perCallMs)} ms per snapshot): store ${(r.storeBytes / 1e6).toFixed(1)} MB against ${(r.contentCompressedBytes / 1e6).toFixed(1)} MB of compressed content = ${r.ratio.toFixed(2)}× (target ≤ 2×); gc under a ${(r.quota / 1e6).toFixed(1)} MB quota (1.5× a one-checkpoint store of the final workspace) dropped ${r.dropped}, kept ${r.kept}: ${(r.afterGcBytes / 1e6).toFixed(1)} MB${r.underQuota ? ', under the quota' : ', OVER the quota'}`,
+  );
 }
-if (results.log) lines.push('', `log -n 20 over ${results.log.checkpoints} checkpoints, in-process with the degraded probe: ${fmt(results.log.coldMs)} ms cold, ${fmt(results.log.warmMs)} ms cached (target ≤ 300 ms)`);
+if (results.log)
+  lines.push(
+    '',
+    `log -n 20 over ${results.log.checkpoints} checkpoints, in-process with the degraded probe: ${fmt(results.log.coldMs)} ms cold, ${fmt(results.log.warmMs)} ms cached (target ≤ 300 ms)`,
+  );
 if (results.hook) lines.push('', `hook overhead over \`node -e 0\`: ${fmt(results.hook.overheadMs)} ms (target ≤ 40 ms)`);
 const table = lines.join('\n');
 console.log(table);

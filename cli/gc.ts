@@ -14,8 +14,11 @@ export const gcCommand: CommandModule<GlobalArgs, GcArgs> = {
   command: 'gc',
   describe: 'drop checkpoints the retention policy lets go, pack what is kept, remove debris',
   builder: (yargs: Argv<GlobalArgs>) =>
-    previewOptions(yargs)
-      .option('auto', { type: 'boolean', hidden: true, describe: 'started by a snapshot in the background: quiet' }) as Argv<GcArgs>,
+    previewOptions(yargs).option('auto', {
+      type: 'boolean',
+      hidden: true,
+      describe: 'started by a snapshot in the background: quiet',
+    }) as Argv<GcArgs>,
   async handler(argv) {
     const report = await openWorkspace(argv).gc({ dryRun: argv['dry-run'] });
     if (argv.json) {
@@ -27,12 +30,19 @@ export const gcCommand: CommandModule<GlobalArgs, GcArgs> = {
     const verb = report.dryRun ? 'would drop' : 'dropped';
     const byRule = new Map<string, number>();
     for (const d of report.dropped) byRule.set(d.rule, (byRule.get(d.rule) ?? 0) + 1);
-    out.push(`${verb} ${report.dropped.length} checkpoint${report.dropped.length === 1 ? '' : 's'}${byRule.size ? ` (${[...byRule].map(([rule, n]) => `${n} by ckpt.${rule}`).join(', ')})` : ''}; ${report.kept} kept`);
-    if (report.dryRun) for (const d of report.dropped.slice(0, 20)) out.push(`  ${shortId(d.id)}  ${dim(relativeAge(d.time).padEnd(15))} ${d.session ?? '-'}  ckpt.${d.rule}`);
+    out.push(
+      `${verb} ${report.dropped.length} checkpoint${report.dropped.length === 1 ? '' : 's'}${byRule.size ? ` (${[...byRule].map(([rule, n]) => `${n} by ckpt.${rule}`).join(', ')})` : ''}; ${report.kept} kept`,
+    );
+    if (report.dryRun)
+      for (const d of report.dropped.slice(0, 20))
+        out.push(`  ${shortId(d.id)}  ${dim(relativeAge(d.time).padEnd(15))} ${d.session ?? '-'}  ckpt.${d.rule}`);
     if (report.dryRun && report.dropped.length > 20) out.push(`  … and ${report.dropped.length - 20} more`);
     for (const p of report.protected) out.push(dim(`  kept ${shortId(p.id)}: ${p.why}`));
-    out.push(`store: ${formatBytes(report.bytesBefore)} → ${report.dryRun ? '~' : ''}${formatBytes(report.bytesAfter)} (quota ${formatBytes(report.maxBytes)})${report.dryRun ? '' : `; ${report.packsBefore} pack(s) and ${report.looseBefore} loose object(s) → ${report.packsAfter} pack(s)`}`);
-    if (report.debris.length) out.push(`${report.dryRun ? 'would remove' : 'removed'} ${report.debris.length} leftover(s) of killed processes`);
+    out.push(
+      `store: ${formatBytes(report.bytesBefore)} → ${report.dryRun ? '~' : ''}${formatBytes(report.bytesAfter)} (quota ${formatBytes(report.maxBytes)})${report.dryRun ? '' : `; ${report.packsBefore} pack(s) and ${report.looseBefore} loose object(s) → ${report.packsAfter} pack(s)`}`,
+    );
+    if (report.debris.length)
+      out.push(`${report.dryRun ? 'would remove' : 'removed'} ${report.debris.length} leftover(s) of killed processes`);
     process.stdout.write(`${out.join('\n')}\n`);
   },
 };

@@ -1,7 +1,15 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import type { Argv, CommandModule } from 'yargs';
 import { CkptError } from '../lib/errors.js';
-import { HOOK_AGENTS, hookStatusWithVerdict, hookTarget, installHooks, uninstallHooks, type HookAgent, type Scope } from '../lib/hooks-install.js';
+import {
+  HOOK_AGENTS,
+  hookStatusWithVerdict,
+  hookTarget,
+  installHooks,
+  uninstallHooks,
+  type HookAgent,
+  type Scope,
+} from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/locate.js';
 import { printJson, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
@@ -17,7 +25,8 @@ function agentsFrom(argv: HooksArgs): HookAgent[] {
   const named = (argv.agent ?? []).flatMap((a) => String(a).split(','));
   if (named.length === 0 || named.includes('all')) return [...HOOK_AGENTS];
   for (const a of named) {
-    if (!(HOOK_AGENTS as readonly string[]).includes(a)) throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${HOOK_AGENTS.join(', ')}, or all)`);
+    if (!(HOOK_AGENTS as readonly string[]).includes(a))
+      throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${HOOK_AGENTS.join(', ')}, or all)`);
   }
   return [...new Set(named)] as HookAgent[];
 }
@@ -45,7 +54,9 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
       } catch {
         root = undefined; // not in a workspace: user scope only
       }
-      const targets = agents.flatMap((agent) => scopes.filter((s) => s === 'user' || root).map((scope) => hookTarget(agent, scope, root ?? '')));
+      const targets = agents.flatMap((agent) =>
+        scopes.filter((s) => s === 'user' || root).map((scope) => hookTarget(agent, scope, root ?? '')),
+      );
       const rows = await Promise.all(targets.map((target) => hookStatusWithVerdict(target, root ?? null)));
       if (argv.json) {
         printJson(rows);
@@ -54,7 +65,9 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
       for (const r of rows) {
         const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
         const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
-        process.stdout.write(`${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`);
+        process.stdout.write(
+          `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
+        );
         if (r.verdict) {
           const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');
           process.stdout.write(`                  ${runs}: ${r.verdict.reason}\n`);
@@ -65,14 +78,24 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
     }
     const scope = argv.scope ?? 'project';
     const root = scope === 'project' ? projectRoot(argv) : '';
-    const results = agents.map((agent) => (argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root))));
-    const verdicts = argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
+    const results = agents.map((agent) =>
+      argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root)),
+    );
+    const verdicts =
+      argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
     if (argv.json) {
       printJson(results.map((r, i) => (verdicts[i] ? { ...r, verdict: verdicts[i] } : r)));
       return;
     }
     for (const [i, r] of results.entries()) {
-      const what = argv.action === 'install' ? (r.changed ? `wired ${r.events.length} events` : 'already wired; nothing changed') : r.changed ? 'removed' : 'not wired; nothing changed';
+      const what =
+        argv.action === 'install'
+          ? r.changed
+            ? `wired ${r.events.length} events`
+            : 'already wired; nothing changed'
+          : r.changed
+            ? 'removed'
+            : 'not wired; nothing changed';
       process.stdout.write(`${r.agent.padEnd(8)} ${what}: ${r.file}${r.backup ? dim(` (backup: ${r.backup})`) : ''}\n`);
       const verdict = verdicts[i];
       if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);

@@ -57,7 +57,8 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
     const degraded = await ws.degraded();
     if (argv.json) {
       // Every record of a turn shows its title, not only the first one, which carries it in the ledger.
-      const titled = (r: CheckpointRecord) => (r.prompt || r.session === null || r.turn === null ? r : { ...r, prompt: titles[turnTitleKey(r.session, r.turn)] });
+      const titled = (r: CheckpointRecord) =>
+        r.prompt || r.session === null || r.turn === null ? r : { ...r, prompt: titles[turnTitleKey(r.session, r.turn)] };
       printJson(records.map((r) => jsonRecord(titled(r), Boolean(degraded[r.id]))));
       return;
     }
@@ -81,7 +82,8 @@ export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
       }
     }
     const count = Object.keys(degraded).length;
-    if (count) process.stdout.write(yellow(`${count} checkpoint(s) degraded: their objects are missing from the store (see git ckpt fsck)\n`));
+    if (count)
+      process.stdout.write(yellow(`${count} checkpoint(s) degraded: their objects are missing from the store (see git ckpt fsck)\n`));
     if (total > records.length) {
       const older = total - records.length;
       process.stdout.write(dim(`${older} older checkpoint${older === 1 ? '' : 's'}\n`));

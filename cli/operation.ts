@@ -25,7 +25,7 @@ function verb(r: OperationReport): string {
 }
 
 /** JSON: the plan (files, counts, leftovers, target) plus what happened. */
-export function operationJson(r: OperationReport): unknown {
+function operationJson(r: OperationReport): unknown {
   return {
     op: r.op,
     dryRun: r.dryRun,
@@ -50,10 +50,15 @@ export function printOperation(r: OperationReport, json: boolean): void {
   const changing = r.plan.files.filter((f) => f.action !== 'unchanged');
   if (r.dryRun) {
     out.push(`${verb(r)}: dry run, nothing was changed`);
-    for (const f of changing) out.push(`  ${ACTION_PAINT[f.action](f.action.padEnd(9))} ${f.path}${f.reason ? dim(`  (${f.reason})`) : ''}`);
+    for (const f of changing)
+      out.push(`  ${ACTION_PAINT[f.action](f.action.padEnd(9))} ${f.path}${f.reason ? dim(`  (${f.reason})`) : ''}`);
     if (changing.length === 0) {
       // Leftovers (files the checkpoint lacks) are listed below: the workspace matches only without them.
-      out.push(r.leftovers.length ? '  every file of the checkpoint already matches; nothing would be written' : '  the workspace already matches; nothing to do');
+      out.push(
+        r.leftovers.length
+          ? '  every file of the checkpoint already matches; nothing would be written'
+          : '  the workspace already matches; nothing to do',
+      );
     }
   } else {
     for (const f of changing.filter((f) => f.action === 'skip')) out.push(`skipped: ${f.path} (${f.reason})`);
@@ -68,8 +73,16 @@ export function printOperation(r: OperationReport, json: boolean): void {
   for (const s of r.uncaptured.slice(0, LEFTOVERS_SHOWN)) out.push(`not captured, never touched: ${s.path} (${s.reason})`);
   out.push(`${r.dryRun ? 'would be: ' : ''}${countsLine(r)}`);
   if (!r.dryRun) {
-    if (r.record) out.push(`${verb(r)} recorded as ${shortId(r.record)}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`);
-    else out.push(r.leftovers.length ? 'every file of the checkpoint already matched; nothing was written' : 'the workspace already matches; nothing was written');
+    if (r.record)
+      out.push(
+        `${verb(r)} recorded as ${shortId(r.record)}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`,
+      );
+    else
+      out.push(
+        r.leftovers.length
+          ? 'every file of the checkpoint already matched; nothing was written'
+          : 'the workspace already matches; nothing was written',
+      );
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }
@@ -80,9 +93,14 @@ export function printRecovery(r: RecoveryReport, json: boolean): void {
     return;
   }
   const out: string[] = [];
-  if (r.alreadyRecorded && r.action === 'continue') out.push(`the interrupted ${r.op} had already finished (recorded as ${shortId(r.record!)})`);
-  else if (r.alreadyRecorded) out.push(`the interrupted ${r.op} had already finished; it was undone${r.record ? ` (recorded as ${shortId(r.record)})` : ''}`);
-  else if (r.action === 'continue') out.push(`finished the interrupted ${r.op} to ${shortId(r.target)}: ${r.entries} paths brought to the target${r.record ? `, recorded as ${shortId(r.record)}` : ''}`);
+  if (r.alreadyRecorded && r.action === 'continue')
+    out.push(`the interrupted ${r.op} had already finished (recorded as ${shortId(r.record!)})`);
+  else if (r.alreadyRecorded)
+    out.push(`the interrupted ${r.op} had already finished; it was undone${r.record ? ` (recorded as ${shortId(r.record)})` : ''}`);
+  else if (r.action === 'continue')
+    out.push(
+      `finished the interrupted ${r.op} to ${shortId(r.target)}: ${r.entries} paths brought to the target${r.record ? `, recorded as ${shortId(r.record)}` : ''}`,
+    );
   else out.push(`rolled back the interrupted ${r.op}: ${r.entries} paths brought back to guard checkpoint ${shortId(r.guard)}`);
   for (const f of r.failures) out.push(`failed:  ${f.path}: ${f.error}`);
   process.stdout.write(`${out.join('\n')}\n`);

@@ -27,7 +27,8 @@ export const restoreCommand: CommandModule<GlobalArgs, RestoreArgs> = {
     const ws = openWorkspace(argv);
     if (argv.continue || argv.abort) {
       if (argv.continue && argv.abort) throw new CkptError('usage', '--continue and --abort exclude each other');
-      if (argv.ckpt !== undefined || argv['--']?.length || argv['dry-run'] || argv['delete-new']) throw new CkptError('usage', `--${argv.continue ? 'continue' : 'abort'} takes no checkpoint, paths or other options`);
+      if (argv.ckpt !== undefined || argv['--']?.length || argv['dry-run'] || argv['delete-new'])
+        throw new CkptError('usage', `--${argv.continue ? 'continue' : 'abort'} takes no checkpoint, paths or other options`);
       const report = await ws.recover(argv.continue ? 'continue' : 'abort');
       printRecovery(report, argv.json ?? false);
       exitCodeFor(report.failures.length);

@@ -46,10 +46,14 @@ export const showCommand: CommandModule<GlobalArgs, ShowArgs> = {
     if (record.parent) out.push(`Parent:  ${record.parent}`);
     if (base) out.push(`Diff:    from ${base.id ?? 'nothing'} (${base.reason})`);
     out.push(`Date:    ${new Date(record.time).toISOString()} (${relativeAge(record.time)})`);
-    out.push(`Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`);
-    if (record.agent) out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
+    out.push(
+      `Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`,
+    );
+    if (record.agent)
+      out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
     if (record.input) out.push(`Input:   ${record.input}`);
-    if (record.op) out.push(`${record.kind[0]!.toUpperCase()}${record.kind.slice(1)}: target ${record.op.target}, guard ${record.op.guard}`);
+    if (record.op)
+      out.push(`${record.kind[0]!.toUpperCase()}${record.kind.slice(1)}: target ${record.op.target}, guard ${record.op.guard}`);
     out.push(`Changes: ${statsText(record)}`);
     if (record.message) out.push('', `    ${bold(record.message)}`);
     const skipped = skippedLines(record);

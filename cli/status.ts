@@ -31,7 +31,9 @@ export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
     const interrupted = report.interrupted;
     if (interrupted && 'error' in interrupted) lines.push(`interrupted: ${interrupted.error}`);
     else if (interrupted) {
-      lines.push(`interrupted: a ${interrupted.op} to ${shortId(interrupted.target)} (${interrupted.entries} paths, started ${relativeAge(interrupted.started)}) did not finish`);
+      lines.push(
+        `interrupted: a ${interrupted.op} to ${shortId(interrupted.target)} (${interrupted.entries} paths, started ${relativeAge(interrupted.started)}) did not finish`,
+      );
       lines.push('             finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort');
     }
     process.stdout.write(`${lines.join('\n')}\n`);

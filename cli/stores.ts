@@ -38,9 +38,12 @@ export const storesCommand: CommandModule<GlobalArgs, StoresArgs> = {
     if (stores.length === 0) process.stdout.write('no stores yet\n');
     for (const s of stores) {
       const flag = s.missing ? yellow(' (workspace missing)') : '';
-      process.stdout.write(`${formatBytes(s.bytes).padStart(10)}  ${dim(relativeAge(s.lastUsed).padEnd(15))} ${String(s.checkpoints).padStart(6)} ckpt  ${s.workspace ?? '?'}${flag}\n`);
+      process.stdout.write(
+        `${formatBytes(s.bytes).padStart(10)}  ${dim(relativeAge(s.lastUsed).padEnd(15))} ${String(s.checkpoints).padStart(6)} ckpt  ${s.workspace ?? '?'}${flag}\n`,
+      );
     }
     const missing = stores.filter((s) => s.missing).length;
-    if (missing) process.stdout.write(`${missing} store(s) belong to workspaces that no longer exist: git ckpt stores --prune-missing --dry-run\n`);
+    if (missing)
+      process.stdout.write(`${missing} store(s) belong to workspaces that no longer exist: git ckpt stores --prune-missing --dry-run\n`);
   },
 };

@@ -13,8 +13,7 @@ export const undoCommand: CommandModule<GlobalArgs, UndoArgs> = {
   command: 'undo',
   describe: 'reverse the last restore, revert or undo (run it again to redo)',
   builder: (yargs: Argv<GlobalArgs>) =>
-    previewOptions(yargs)
-      .option('force', { type: 'boolean', describe: 'undo even if files it touches changed since' }) as Argv<UndoArgs>,
+    previewOptions(yargs).option('force', { type: 'boolean', describe: 'undo even if files it touches changed since' }) as Argv<UndoArgs>,
   async handler(argv) {
     const report = await openWorkspace(argv).undo({ dryRun: argv['dry-run'], force: argv.force });
     printOperation(report, argv.json ?? false);

@@ -8,7 +8,10 @@
 import { CkptError } from './errors.js';
 import type { CheckpointRecord } from './ledger.js';
 
-export type Address = { kind: 'latest'; back: number } | { kind: 'prefix'; prefix: string } | { kind: 'before-turn'; turn: number; session?: string };
+export type Address =
+  | { kind: 'latest'; back: number }
+  | { kind: 'prefix'; prefix: string }
+  | { kind: 'before-turn'; turn: number; session?: string };
 
 /** Pure: parse an address, or throw a one-line error naming it. */
 export function parseAddress(input: string): Address {
@@ -27,7 +30,10 @@ export function parseAddress(input: string): Address {
   if (/^[0-9a-fA-F]{1,3}$/.test(text)) {
     throw new CkptError('bad-address', `checkpoint prefix too short: ${JSON.stringify(input)} (use 4 or more hex digits)`);
   }
-  throw new CkptError('bad-address', `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N or turn:N[@session])`);
+  throw new CkptError(
+    'bad-address',
+    `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N or turn:N[@session])`,
+  );
 }
 
 /** Pure: resolve against records ordered oldest first. */
@@ -59,7 +65,8 @@ export function resolveSession(records: readonly CheckpointRecord[], prefix?: st
   if (exact) return exact;
   const matches = sessions.filter((s) => s.startsWith(prefix));
   if (matches.length === 0) throw new CkptError('bad-address', `unknown session: ${JSON.stringify(prefix).slice(0, 80)}`);
-  if (matches.length > 1) throw new CkptError('bad-address', `session ${JSON.stringify(prefix).slice(0, 80)} is ambiguous (${matches.length} matches)`);
+  if (matches.length > 1)
+    throw new CkptError('bad-address', `session ${JSON.stringify(prefix).slice(0, 80)} is ambiguous (${matches.length} matches)`);
   return matches[0]!;
 }
 
@@ -69,6 +76,7 @@ export function resolveSession(records: readonly CheckpointRecord[], prefix?: st
  * that state; when the turn starts with a post checkpoint, the state before is
  * that checkpoint's parent. A turn with no checkpoint of its own (nothing
  * changed in it) is reached through the next turn that has one.
+ * @public (tests call it directly)
  */
 export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: number, sessionPrefix?: string): CheckpointRecord {
   const session = resolveSession(records, sessionPrefix);
@@ -79,10 +87,15 @@ export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: nu
     const last = inSession.at(-1)?.turn;
     throw new CkptError('bad-address', `no ${label}${last ? ` (its last turn is ${last})` : ''}`);
   }
-  const opensTurn = first.phase === 'turn-start' || first.kind === 'pre' || first.phase === 'pre' || (first.kind === 'turn' && first.phase !== 'turn-end');
+  const opensTurn =
+    first.phase === 'turn-start' || first.kind === 'pre' || first.phase === 'pre' || (first.kind === 'turn' && first.phase !== 'turn-end');
   if (opensTurn) return first;
   const parent = first.parent === null ? undefined : records.find((r) => r.id === first.parent);
-  if (!parent) throw new CkptError('bad-address', `no checkpoint holds the state before ${label} (its first checkpoint has ${first.parent ? 'a parent missing from the ledger' : 'no parent'})`);
+  if (!parent)
+    throw new CkptError(
+      'bad-address',
+      `no checkpoint holds the state before ${label} (its first checkpoint has ${first.parent ? 'a parent missing from the ledger' : 'no parent'})`,
+    );
   return parent;
 }
 
@@ -99,10 +112,15 @@ export interface LedgerView {
  * and `turn:N` skip them; one named by its id is an error that says what is missing.
  */
 export function resolveInView({ records, degraded }: Pick<LedgerView, 'records' | 'degraded'>, address: string): CheckpointRecord {
-  if (parseAddress(address).kind !== 'prefix') return resolveAddress(records.filter((r) => !degraded[r.id]), address);
+  if (parseAddress(address).kind !== 'prefix')
+    return resolveAddress(
+      records.filter((r) => !degraded[r.id]),
+      address,
+    );
   const record = resolveAddress(records, address);
   const missing = degraded[record.id];
-  if (missing) throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
+  if (missing)
+    throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
   return record;
 }
 

@@ -48,8 +48,12 @@ function selfAndParents(dir: string): string[] {
 
 // ---------------------------------------------------------------- Claude Code
 
-/** Pure: Claude Code's verdict from its settings files and its global config (~/.claude.json). */
-export function claudeVerdict(settings: { file: string; config: Json | undefined }[], globalConfig: Json | undefined, projectRoot: string | null): RunVerdict {
+/** Pure: Claude Code's verdict from its settings files and its global config (~/.claude.json). @public (tests use it) */
+export function claudeVerdict(
+  settings: { file: string; config: Json | undefined }[],
+  globalConfig: Json | undefined,
+  projectRoot: string | null,
+): RunVerdict {
   const off = settings.find((s) => s.config?.disableAllHooks === true);
   if (off) return { runs: 'no', reason: `"disableAllHooks": true in ${off.file}`, step: `remove "disableAllHooks" from ${off.file}` };
   const projects = (globalConfig?.projects ?? {}) as Record<string, { hasTrustDialogAccepted?: unknown }>;
@@ -57,7 +61,8 @@ export function claudeVerdict(settings: { file: string; config: Json | undefined
   if (trusted) return { runs: 'yes', reason: 'the workspace-trust dialog was accepted for this folder' };
   return {
     runs: 'unknown',
-    reason: 'headless runs (claude -p) run them; an interactive session holds them back until the workspace-trust dialog is accepted, not yet done here',
+    reason:
+      'headless runs (claude -p) run them; an interactive session holds them back until the workspace-trust dialog is accepted, not yet done here',
     step: 'start claude in this folder once and accept the workspace-trust dialog',
   };
 }
@@ -110,6 +115,7 @@ function canonical(v: unknown): unknown {
  * (0.171: `<file>:<event label>:<group>:<handler>`, and sha256 over the
  * key-sorted JSON of the event label, the matcher and the normalised handler;
  * what `/hooks` records as `hooks.state."<key>".trusted_hash`).
+ * @public (tests use it)
  */
 export function codexHookTrustEntries(hooksFile: string, config: Json): { key: string; hash: string; command: string }[] {
   const out: { key: string; hash: string; command: string }[] = [];
@@ -121,11 +127,18 @@ export function codexHookTrustEntries(hooksFile: string, config: Json): { key: s
       const handlers = Array.isArray(group?.hooks) ? (group.hooks as Json[]) : [];
       handlers.forEach((h, hi) => {
         if (h?.type !== 'command' || typeof h.command !== 'string') return;
-        const handler: Json = { type: 'command', command: h.command, timeout: Math.max(1, Number(h.timeout ?? 600)), async: h.async === true };
+        const handler: Json = {
+          type: 'command',
+          command: h.command,
+          timeout: Math.max(1, Number(h.timeout ?? 600)),
+          async: h.async === true,
+        };
         if (h.statusMessage != null) handler.statusMessage = h.statusMessage;
         const identity: Json = { event_name: label, hooks: [handler] };
         if (!CODEX_NO_MATCHER.has(event) && group.matcher != null) identity.matcher = group.matcher;
-        const hash = `sha256:${createHash('sha256').update(JSON.stringify(canonical(identity))).digest('hex')}`;
+        const hash = `sha256:${createHash('sha256')
+          .update(JSON.stringify(canonical(identity)))
+          .digest('hex')}`;
         out.push({ key: `${hooksFile}:${label}:${gi}:${hi}`, hash, command: h.command });
       });
     });
@@ -133,10 +146,22 @@ export function codexHookTrustEntries(hooksFile: string, config: Json): { key: s
   return out;
 }
 
-/** Pure: Codex's verdict for our handlers in `hooksFile`, from the user's parsed config.toml. */
-export function codexVerdict(scope: Scope, projectRoot: string | null, hooksFile: string, hooksConfig: Json | undefined, userConfig: Json | undefined, isOurs: (command: string) => boolean): RunVerdict {
+/** Pure: Codex's verdict for our handlers in `hooksFile`, from the user's parsed config.toml. @public (tests use it) */
+export function codexVerdict(
+  scope: Scope,
+  projectRoot: string | null,
+  hooksFile: string,
+  hooksConfig: Json | undefined,
+  userConfig: Json | undefined,
+  isOurs: (command: string) => boolean,
+): RunVerdict {
   const features = (userConfig?.features ?? {}) as Json;
-  if (features.hooks === false || features.codex_hooks === false) return { runs: 'no', reason: 'hooks are turned off in ~/.codex/config.toml ([features] hooks = false)', step: 'remove hooks = false from [features] in ~/.codex/config.toml' };
+  if (features.hooks === false || features.codex_hooks === false)
+    return {
+      runs: 'no',
+      reason: 'hooks are turned off in ~/.codex/config.toml ([features] hooks = false)',
+      step: 'remove hooks = false from [features] in ~/.codex/config.toml',
+    };
   if (scope === 'project' && projectRoot) {
     const projects = (userConfig?.projects ?? {}) as Record<string, Json>;
     const trusted = selfAndParents(projectRoot).some((d) => projects[d]?.trust_level === 'trusted');
@@ -161,14 +186,21 @@ export function codexVerdict(scope: Scope, projectRoot: string | null, hooksFile
   return { runs: 'yes', reason: ours.length ? `all ${ours.length} hooks trusted in ~/.codex/config.toml` : 'nothing wired' };
 }
 
-async function codexCheck(scope: Scope, projectRoot: string | null, hooksFile: string, env: NodeJS.ProcessEnv, isOurs: (c: string) => boolean): Promise<RunVerdict> {
+async function codexCheck(
+  scope: Scope,
+  projectRoot: string | null,
+  hooksFile: string,
+  env: NodeJS.ProcessEnv,
+  isOurs: (c: string) => boolean,
+): Promise<RunVerdict> {
   const codexHome = env.CODEX_HOME ?? path.join(home(env), '.codex');
   let userConfig: Json | undefined;
   try {
     const { parse } = await import('smol-toml');
     userConfig = parse(readFileSync(path.join(codexHome, 'config.toml'), 'utf8')) as Json;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { runs: 'unknown', reason: `cannot read ${path.join(codexHome, 'config.toml')}: ${(err as Error).message.split('\n')[0]}` };
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      return { runs: 'unknown', reason: `cannot read ${path.join(codexHome, 'config.toml')}: ${(err as Error).message.split('\n')[0]}` };
   }
   return codexVerdict(scope, projectRoot, hooksFile, readJson(hooksFile), userConfig, isOurs);
 }
@@ -181,7 +213,7 @@ async function codexCheck(scope: Scope, projectRoot: string | null, hooksFile: s
  * TRUST_PARENT the rule path's parent and below, DO_NOT_TRUST nothing), after
  * the environment's overrides.
  */
-export function geminiTrusts(folder: string, rules: Record<string, unknown>, env: NodeJS.ProcessEnv): { trusted: boolean; why: string } {
+function geminiTrusts(folder: string, rules: Record<string, unknown>, env: NodeJS.ProcessEnv): { trusted: boolean; why: string } {
   if (env.GEMINI_CLI_TRUST_WORKSPACE === 'true') return { trusted: true, why: 'GEMINI_CLI_TRUST_WORKSPACE=true' };
   if (env.GEMINI_CLI_TRUST_WORKSPACE === 'false') return { trusted: false, why: 'GEMINI_CLI_TRUST_WORKSPACE=false' };
   if (env.GEMINI_RESTRICTED_MODE === 'true') return { trusted: false, why: 'GEMINI_RESTRICTED_MODE=true' };
@@ -191,7 +223,12 @@ export function geminiTrusts(folder: string, rules: Record<string, unknown>, env
     const covered = rule === 'TRUST_PARENT' ? path.dirname(path.resolve(rulePath)) : path.resolve(rulePath);
     if (!(target === covered || target.startsWith(covered.endsWith(path.sep) ? covered : covered + path.sep))) continue;
     const length = path.resolve(rulePath).length;
-    if (!best || length > best.length) best = { length, trusted: rule === 'TRUST_FOLDER' || rule === 'TRUST_PARENT', why: `${rulePath}: ${String(rule)} in ~/.gemini/trustedFolders.json` };
+    if (!best || length > best.length)
+      best = {
+        length,
+        trusted: rule === 'TRUST_FOLDER' || rule === 'TRUST_PARENT',
+        why: `${rulePath}: ${String(rule)} in ~/.gemini/trustedFolders.json`,
+      };
   }
   return best ?? { trusted: false, why: 'no rule in ~/.gemini/trustedFolders.json covers it' };
 }
@@ -200,20 +237,41 @@ export function geminiTrusts(folder: string, rules: Record<string, unknown>, env
  * Pure: Gemini CLI's verdict. In 0.61 hooks from settings files (user and
  * project alike) are registered only in a trusted folder; `hooksConfig`
  * can turn them off.
+ * @public (tests use it)
  */
-export function geminiVerdict(projectRoot: string | null, userSettings: Json | undefined, projectSettings: Json | undefined, trustedFolders: Json | undefined, env: NodeJS.ProcessEnv = {}): RunVerdict {
+export function geminiVerdict(
+  projectRoot: string | null,
+  userSettings: Json | undefined,
+  projectSettings: Json | undefined,
+  trustedFolders: Json | undefined,
+  env: NodeJS.ProcessEnv = {},
+): RunVerdict {
   for (const [where, settings] of [
     ['~/.gemini/settings.json', userSettings],
     ['.gemini/settings.json', projectSettings],
   ] as const) {
     const hooksConfig = (settings?.hooksConfig ?? {}) as Json;
-    if (hooksConfig.enabled === false) return { runs: 'no', reason: `hooksConfig.enabled is false in ${where}`, step: `remove hooksConfig.enabled = false from ${where}` };
-    const disabled = Array.isArray(hooksConfig.disabled) ? hooksConfig.disabled.filter((n) => typeof n === 'string' && n.startsWith('git-ckpt-')) : [];
-    if (disabled.length) return { runs: 'no', reason: `hooksConfig.disabled lists ${disabled.join(', ')} in ${where}`, step: `remove them from hooksConfig.disabled in ${where}` };
+    if (hooksConfig.enabled === false)
+      return { runs: 'no', reason: `hooksConfig.enabled is false in ${where}`, step: `remove hooksConfig.enabled = false from ${where}` };
+    const disabled = Array.isArray(hooksConfig.disabled)
+      ? hooksConfig.disabled.filter((n) => typeof n === 'string' && n.startsWith('git-ckpt-'))
+      : [];
+    if (disabled.length)
+      return {
+        runs: 'no',
+        reason: `hooksConfig.disabled lists ${disabled.join(', ')} in ${where}`,
+        step: `remove them from hooksConfig.disabled in ${where}`,
+      };
   }
   const folderTrust = ((userSettings?.security as Json | undefined)?.folderTrust ?? {}) as Json;
-  if (folderTrust.enabled === false) return { runs: 'yes', reason: 'folder trust is turned off in ~/.gemini/settings.json, so every folder is trusted' };
-  if (!projectRoot) return { runs: 'unknown', reason: 'Gemini CLI runs hooks only in folders it trusts; that depends on the folder', step: 'trust each project folder when Gemini CLI asks' };
+  if (folderTrust.enabled === false)
+    return { runs: 'yes', reason: 'folder trust is turned off in ~/.gemini/settings.json, so every folder is trusted' };
+  if (!projectRoot)
+    return {
+      runs: 'unknown',
+      reason: 'Gemini CLI runs hooks only in folders it trusts; that depends on the folder',
+      step: 'trust each project folder when Gemini CLI asks',
+    };
   const { trusted, why } = geminiTrusts(projectRoot, (trustedFolders ?? {}) as Record<string, unknown>, env);
   if (trusted) return { runs: 'yes', reason: `the folder is trusted (${why})` };
   return {
@@ -237,11 +295,13 @@ function geminiCheck(scope: Scope, projectRoot: string | null, env: NodeJS.Proce
 
 // ---------------------------------------------------------------- Copilot CLI
 
-/** Pure: Copilot CLI's verdict from its config.json (trustedFolders; a folder covers the ones below it). */
+/** Pure: Copilot CLI's verdict from its config.json (trustedFolders; a folder covers the ones below it). @public (tests use it) */
 export function copilotVerdict(scope: Scope, projectRoot: string | null, config: Json | undefined, env: NodeJS.ProcessEnv): RunVerdict {
   if (scope === 'user') return { runs: 'yes', reason: 'hooks in ~/.copilot/hooks run in every folder, trusted or not' };
   if (env.COPILOT_ALLOW_ALL === 'true') return { runs: 'yes', reason: 'COPILOT_ALLOW_ALL=true trusts every folder' };
-  const folders = Array.isArray(config?.trustedFolders) ? (config.trustedFolders as unknown[]).filter((f): f is string => typeof f === 'string') : [];
+  const folders = Array.isArray(config?.trustedFolders)
+    ? (config.trustedFolders as unknown[]).filter((f): f is string => typeof f === 'string')
+    : [];
   const root = projectRoot ? path.resolve(projectRoot) : null;
   const by = root ? folders.find((f) => root === path.resolve(f) || root.startsWith(path.resolve(f) + path.sep)) : undefined;
   if (by) return { runs: 'yes', reason: `the folder is trusted (${by} in trustedFolders)` };
@@ -260,7 +320,14 @@ function copilotCheck(scope: Scope, projectRoot: string | null, env: NodeJS.Proc
 // ---------------------------------------------------------------- all agents
 
 /** Whether `agent` will run our hooks wired in `hooksFile` at `scope`. */
-export async function willRunHooks(agent: HookAgent, scope: Scope, projectRoot: string | null, hooksFile: string, env: NodeJS.ProcessEnv, isOurs: (command: string) => boolean): Promise<RunVerdict> {
+export async function willRunHooks(
+  agent: HookAgent,
+  scope: Scope,
+  projectRoot: string | null,
+  hooksFile: string,
+  env: NodeJS.ProcessEnv,
+  isOurs: (command: string) => boolean,
+): Promise<RunVerdict> {
   switch (agent) {
     case 'claude':
       return claudeCheck(scope, projectRoot, env);

@@ -18,7 +18,6 @@ import { SYMLINK, GITLINK, type DiskFact, type DiskKind, type TreeChange, type T
 import { git, splitZ } from './runner.js';
 
 import { TMP_PREFIX } from './paths.js';
-export { TMP_PREFIX };
 
 export interface RepoAccess {
   gitDir: string;
@@ -40,8 +39,20 @@ function parseTreeLine(line: string): [string, TreeEntry] | undefined {
 }
 
 /** Every entry of a tree (recursively), path → entry. */
-export async function listTree(repo: RepoAccess, treeish: string, signal?: AbortSignal, scratchObjectDir?: string): Promise<Map<string, TreeEntry>> {
-  const { stdout } = await git({ verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: treeish }], gitDir: repo.gitDir, cwd: repo.cwd, signal, scratchObjectDir });
+export async function listTree(
+  repo: RepoAccess,
+  treeish: string,
+  signal?: AbortSignal,
+  scratchObjectDir?: string,
+): Promise<Map<string, TreeEntry>> {
+  const { stdout } = await git({
+    verb: 'ls-tree',
+    args: ['-r', '-z', '--full-tree', { oid: treeish }],
+    gitDir: repo.gitDir,
+    cwd: repo.cwd,
+    signal,
+    scratchObjectDir,
+  });
   const entries = new Map<string, TreeEntry>();
   for (const line of splitZ(stdout)) {
     const parsed = parseTreeLine(line);
@@ -54,7 +65,13 @@ const ZERO_OID = /^0+$/;
 
 /** The paths that differ between two trees, with their entries on each side. */
 export async function treeChanges(repo: RepoAccess, from: string, to: string, signal?: AbortSignal): Promise<TreeChange[]> {
-  const { stdout } = await git({ verb: 'diff-tree', args: ['-r', '-z', '--no-renames', '--raw', { oid: from }, { oid: to }], gitDir: repo.gitDir, cwd: repo.cwd, signal });
+  const { stdout } = await git({
+    verb: 'diff-tree',
+    args: ['-r', '-z', '--no-renames', '--raw', { oid: from }, { oid: to }],
+    gitDir: repo.gitDir,
+    cwd: repo.cwd,
+    signal,
+  });
   const parts = splitZ(stdout);
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
@@ -66,7 +83,7 @@ export async function treeChanges(repo: RepoAccess, from: string, to: string, si
 }
 
 /** git's blob id of some bytes (SHA-1: the shadow repository's format). */
-export function blobId(content: Buffer): string {
+function blobId(content: Buffer): string {
   return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
 }
 
@@ -240,7 +257,11 @@ class Writer {
         await fsp.rename(tmp, dest);
       } catch (err) {
         // A directory stands here; the plan deleted its files first, so it is empty (rmdir refuses otherwise).
-        if (!['EISDIR', 'ENOTEMPTY', 'EEXIST', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '') || !tryLstat(dest)?.isDirectory()) throw err;
+        if (
+          !['EISDIR', 'ENOTEMPTY', 'EEXIST', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '') ||
+          !tryLstat(dest)?.isDirectory()
+        )
+          throw err;
         rmdirSync(dest);
         await fsp.rename(tmp, dest);
       }
@@ -275,7 +296,11 @@ class Writer {
 }
 
 /** Blob contents by id, streamed from one `cat-file --batch` per chunk of ids; `onBlob` may return a promise (backpressure). */
-async function forEachBlob(repo: RepoAccess, oids: string[], onBlob: (oid: string, content: Buffer) => void | Promise<void>): Promise<void> {
+async function forEachBlob(
+  repo: RepoAccess,
+  oids: string[],
+  onBlob: (oid: string, content: Buffer) => void | Promise<void>,
+): Promise<void> {
   const CHUNK = 4000;
   for (let i = 0; i < oids.length; i += CHUNK) {
     const chunk = oids.slice(i, i + CHUNK);
@@ -317,8 +342,20 @@ async function forEachBlob(repo: RepoAccess, oids: string[], onBlob: (oid: strin
       }
       if (waits.length) return Promise.all(waits).then(() => undefined);
     };
-    await git({ verb: 'cat-file', args: ['--batch'], gitDir: repo.gitDir, cwd: repo.cwd, input: `${chunk.join('\n')}\n`, onStdout: consume, collectStdout: false });
-    if (missing.length) throw new CkptError('store', `checkpoint content is missing from the store: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`);
+    await git({
+      verb: 'cat-file',
+      args: ['--batch'],
+      gitDir: repo.gitDir,
+      cwd: repo.cwd,
+      input: `${chunk.join('\n')}\n`,
+      onStdout: consume,
+      collectStdout: false,
+    });
+    if (missing.length)
+      throw new CkptError(
+        'store',
+        `checkpoint content is missing from the store: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`,
+      );
   }
 }
 
@@ -372,7 +409,9 @@ export async function applyEntries(repo: RepoAccess, root: string, entries: read
     }
   }
 
-  const writes = entries.filter((e): e is ApplyEntry & { want: TreeEntry } => e.want !== null && e.want.mode !== GITLINK).sort((a, b) => (a.path < b.path ? -1 : 1));
+  const writes = entries
+    .filter((e): e is ApplyEntry & { want: TreeEntry } => e.want !== null && e.want.mode !== GITLINK)
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
   const byOid = new Map<string, (ApplyEntry & { want: TreeEntry })[]>();
   for (const e of writes) {
     const unsafe = unsafePathReason(e.path);

@@ -7,8 +7,6 @@ import type { Ignore } from 'ignore';
 import type { SkippedPath } from './ledger.js';
 import type { Settings } from './settings.js';
 
-export type ScanTag = 'modified' | 'deleted' | 'untracked';
-
 export interface ScanResult {
   modified: string[];
   deleted: string[];
@@ -80,7 +78,13 @@ export interface NewDirExpansion {
  * Pure: decide the capture. `facts` must hold every modified and untracked path
  * (including those of expanded new directories).
  */
-export function planCapture(scan: ScanResult, expansion: NewDirExpansion, facts: Map<string, PathFacts>, settings: Settings, secrets: SecretMatcher): CapturePlan {
+export function planCapture(
+  scan: ScanResult,
+  expansion: NewDirExpansion,
+  facts: Map<string, PathFacts>,
+  settings: Settings,
+  secrets: SecretMatcher,
+): CapturePlan {
   const stage: string[] = [];
   const forceRemove: string[] = [];
   const skipped: SkippedPath[] = [];
@@ -167,7 +171,10 @@ export interface BatchLimits {
  * at the throughput measured so far, so a kill loses little and every attempt
  * makes progress.
  */
-export function batchLimits(remainingMs: number | undefined, measured: { files: number; bytes: number; ms: number } | undefined): BatchLimits {
+export function batchLimits(
+  remainingMs: number | undefined,
+  measured: { files: number; bytes: number; ms: number } | undefined,
+): BatchLimits {
   const LARGE: BatchLimits = { maxCount: 20_000, maxBytes: 1024 * 1024 * 1024 };
   if (remainingMs === undefined) return LARGE;
   if (!measured || measured.ms <= 0 || measured.files === 0) return { maxCount: 256, maxBytes: 8 * 1024 * 1024 };

@@ -26,7 +26,12 @@ export interface FsckReport {
 }
 
 async function allObjects(paths: StorePaths): Promise<Map<string, string>> {
-  const { stdout } = await git({ verb: 'cat-file', args: ['--batch-all-objects', '--batch-check=%(objectname) %(objecttype)'], gitDir: paths.gitDir, cwd: paths.dir });
+  const { stdout } = await git({
+    verb: 'cat-file',
+    args: ['--batch-all-objects', '--batch-check=%(objectname) %(objecttype)'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+  });
   const types = new Map<string, string>();
   for (const line of stdout.toString('utf8').split('\n')) {
     const [id, type] = line.split(' ');
@@ -39,7 +44,14 @@ async function reachable(paths: StorePaths, ids: readonly string[]): Promise<{ f
   const found = new Set<string>();
   const missing = new Set<string>();
   if (ids.length === 0) return { found, missing };
-  const { stdout } = await git({ verb: 'rev-list', args: ['--objects', '--no-walk', '--missing=print', '--stdin'], gitDir: paths.gitDir, cwd: paths.dir, input: `${ids.join('\n')}\n`, okCodes: [128] });
+  const { stdout } = await git({
+    verb: 'rev-list',
+    args: ['--objects', '--no-walk', '--missing=print', '--stdin'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    input: `${ids.join('\n')}\n`,
+    okCodes: [128],
+  });
   for (const line of stdout.toString('utf8').split('\n')) {
     const id = line.split(' ')[0]!;
     if (id.startsWith('?')) missing.add(id.slice(1));
@@ -57,7 +69,10 @@ export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, 
     else if (!objects.has(r.tree)) missing[r.id] = [r.tree];
   }
   const intact = records.filter((r) => !missing[r.id]);
-  const all = await reachable(paths, intact.map((r) => r.id));
+  const all = await reachable(
+    paths,
+    intact.map((r) => r.id),
+  );
   if (all.missing.size) {
     // Something deeper is gone: find whose, one checkpoint at a time (only in a damaged store).
     for (const r of intact) {
@@ -107,7 +122,13 @@ export async function rebuildLedger(paths: StorePaths): Promise<RebuildReport> {
   const commits = [...objects].filter(([, type]) => type === 'commit').map(([id]) => id);
   const records: CheckpointRecord[] = [];
   if (commits.length) {
-    const { stdout } = await git({ verb: 'cat-file', args: ['--batch'], gitDir: paths.gitDir, cwd: paths.dir, input: `${commits.join('\n')}\n` });
+    const { stdout } = await git({
+      verb: 'cat-file',
+      args: ['--batch'],
+      gitDir: paths.gitDir,
+      cwd: paths.dir,
+      input: `${commits.join('\n')}\n`,
+    });
     let at = 0;
     while (at < stdout.length) {
       const nl = stdout.indexOf(10, at);
@@ -130,4 +151,3 @@ export async function rebuildLedger(paths: StorePaths): Promise<RebuildReport> {
   writeFileDurable(paths.ledger, ordered.map((r) => `${JSON.stringify(r)}\n`).join(''));
   return { recovered: ordered.length, backup };
 }
-

@@ -62,7 +62,7 @@ async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[])
 
 function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; records: CheckpointRecord[] } {
   const { records } = readLedger(paths.ledger);
-  let journal;
+  let journal: ReturnType<typeof readJournal>;
   try {
     journal = readJournal(paths.dir);
   } catch (err) {
@@ -145,7 +145,8 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
   for (const name of before) {
     if (name === made) continue;
     // The index first: without it git no longer sees the pack, so a kill here leaves nothing half-visible.
-    for (const ext of ['idx', 'pack', 'rev', 'bitmap', 'mtimes', 'promisor', 'keep']) rmSync(path.join(dir, `pack-${name}.${ext}`), { force: true });
+    for (const ext of ['idx', 'pack', 'rev', 'bitmap', 'mtimes', 'promisor', 'keep'])
+      rmSync(path.join(dir, `pack-${name}.${ext}`), { force: true });
   }
   for (const file of loose) rmSync(file, { force: true });
 }

@@ -17,9 +17,9 @@
 
 import { redact } from './redact.js';
 
-export const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
+const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
 export type Agent = (typeof AGENTS)[number];
-export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
+const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface HookEvent {
@@ -62,7 +62,7 @@ export interface HookEvent {
 
 const INPUT_MAX = 200;
 const ERROR_MAX = 200;
-export const PROMPT_TITLE_MAX = 100;
+const PROMPT_TITLE_MAX = 100;
 
 function str(v: unknown): string | null {
   if (typeof v === 'string' && v.trim() !== '') return v;
@@ -79,7 +79,7 @@ function pick(obj: Record<string, unknown>, ...keys: string[]): string | null {
 }
 
 /** Pure: one line, at most `max` characters. */
-export function oneLine(text: string, max = INPUT_MAX): string {
+function oneLine(text: string, max = INPUT_MAX): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
@@ -110,7 +110,7 @@ const PATCH_HEADER = /^\*\*\* (Add|Update|Delete) File: (.+)$/gm;
 const PATCH_MOVE = /^\*\*\* Move to: (.+)$/gm;
 
 /** Pure: `A .env, M src/app.ts` for a patch, or null when the text is not one. */
-export function summarizePatch(text: string): string | null {
+function summarizePatch(text: string): string | null {
   if (!/^\s*\*\*\* Begin Patch/.test(text)) return null;
   const letters: Record<string, string> = { Add: 'A', Update: 'M', Delete: 'D' };
   const items = [...text.matchAll(PATCH_HEADER)].map((m) => `${letters[m[1]!]} ${m[2]!.trim()}`);
@@ -149,6 +149,7 @@ export function promptTitle(prompt: string): string | null {
  * `<task-notification>` element; the same shape with any `*-notification` or
  * `system-reminder` tag is read the same way. Other agents inject none that
  * reach their prompt hook (hooks/README.md).
+ * @public (tests use it)
  */
 export function isInjectedPrompt(prompt: string | null): boolean {
   if (prompt === null) return false;
@@ -156,7 +157,7 @@ export function isInjectedPrompt(prompt: string | null): boolean {
 }
 
 /** Pure: the agent that is really running, from the variables it sets in every hook's environment. */
-export function runningAgent(configAgent: Agent, env: Record<string, string | undefined>): Agent {
+function runningAgent(configAgent: Agent, env: Record<string, string | undefined>): Agent {
   if (configAgent === 'copilot' || configAgent === 'cursor') return configAgent;
   if (env.COPILOT_CLI_BINARY_VERSION || env.COPILOT_HOOK_DIR || env.COPILOT_PROJECT_DIR) return 'copilot';
   if (env.CURSOR_VERSION || env.CURSOR_PROJECT_DIR) return 'cursor';
@@ -174,7 +175,7 @@ function firstLine(text: string | null): string | null {
  * the result text (Copilot CLI fires postToolUse with `<shellId: 1 completed
  * with exit code 3>`; Claude Code sends PostToolUseFailure instead).
  */
-export function shellExitError(payload: Record<string, unknown>): string | null {
+function shellExitError(payload: Record<string, unknown>): string | null {
   const field = (o: unknown, ...keys: string[]) => (o && typeof o === 'object' ? pick(o as Record<string, unknown>, ...keys) : null);
   // Copilot CLI: `<shellId: 1 completed with exit code 3>`; Gemini CLI: an `Exit Code: 3` line, or `Command exited with code: 3`.
   const texts = [
@@ -183,7 +184,11 @@ export function shellExitError(payload: Record<string, unknown>): string | null 
     field(payload.tool_response, 'returnDisplay'),
   ];
   for (const text of texts) {
-    const code = text ? (/completed with exit code (\d+)>/.exec(text) ?? /^Exit Code: (\d+)\s*$/m.exec(text) ?? /^Command exited with code: (\d+)/m.exec(text))?.[1] : undefined;
+    const code = text
+      ? (/completed with exit code (\d+)>/.exec(text) ??
+          /^Exit Code: (\d+)\s*$/m.exec(text) ??
+          /^Command exited with code: (\d+)/m.exec(text))?.[1]
+      : undefined;
     if (code !== undefined && code !== '0') return `exit code ${code}`;
   }
   return null;
@@ -198,11 +203,11 @@ function timestampMs(v: unknown): number | null {
   return null;
 }
 
-export function isAgent(v: string): v is Agent {
+function isAgent(v: string): v is Agent {
   return (AGENTS as readonly string[]).includes(v);
 }
 
-export function isPhase(v: string): v is Phase {
+function isPhase(v: string): v is Phase {
   return (PHASES as readonly string[]).includes(v);
 }
 
@@ -211,7 +216,12 @@ export function isPhase(v: string): v is Phase {
  * line; an unknown agent is read as `generic` (every spelling), an unknown
  * phase as `post` (a checkpoint is the safe default), both with a problem noted.
  */
-export function parseHookPayload(agentArg: string, phaseArg: string, text: string, env: Record<string, string | undefined> = {}): HookEvent {
+export function parseHookPayload(
+  agentArg: string,
+  phaseArg: string,
+  text: string,
+  env: Record<string, string | undefined> = {},
+): HookEvent {
   const problems: string[] = [];
   const via: Agent = isAgent(agentArg) ? agentArg : 'generic';
   const agent = runningAgent(via, env);
@@ -231,7 +241,9 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     }
   }
 
-  const session = pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'trajectory_id', 'thread_id') ?? str(env.CLAUDE_CODE_SESSION_ID ?? env.GEMINI_SESSION_ID);
+  const session =
+    pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'trajectory_id', 'thread_id') ??
+    str(env.CLAUDE_CODE_SESSION_ID ?? env.GEMINI_SESSION_ID);
   const turnKey = pick(payload, 'prompt_id', 'turn_id', 'generation_id', 'turnId', 'generationId', 'execution_id');
   const callId = pick(payload, 'tool_use_id', 'toolUseId', 'tool_call_id', 'toolCallId');
   const tool = pick(payload, 'tool_name', 'toolName');
@@ -239,20 +251,28 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
   const input = summarizeInput(inputSource);
   const inputObject = asObject(inputSource);
   const targetPath = inputObject && !pick(inputObject, ...COMMAND_KEYS) ? pick(inputObject, ...PATH_KEYS) : null;
-  const roots = Array.isArray(payload.workspace_roots) ? payload.workspace_roots : Array.isArray(payload.workspaceRoots) ? payload.workspaceRoots : [];
+  const roots = Array.isArray(payload.workspace_roots)
+    ? payload.workspace_roots
+    : Array.isArray(payload.workspaceRoots)
+      ? payload.workspaceRoots
+      : [];
   const projectDir =
     str(agent === 'copilot' ? env.COPILOT_PROJECT_DIR : undefined) ??
     str(agent === 'claude' ? env.CLAUDE_PROJECT_DIR : undefined) ??
     str(agent === 'gemini' ? env.GEMINI_PROJECT_DIR : undefined) ??
-    str(agent === 'cursor' ? env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR : undefined) ??
+    str(agent === 'cursor' ? (env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
     str(roots[0]) ??
     null;
   const cwd = pick(payload, 'cwd', 'workspacePath');
   const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
-  const response = payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
+  const response =
+    payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
   // Gemini's tool_response.error is an object {type, message}.
-  const responseError = str(response.error) ?? (response.error && typeof response.error === 'object' ? pick(response.error as Record<string, unknown>, 'message', 'type') : null);
-  const errorText = pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (responseError ?? shellExitError(payload)) : null);
+  const responseError =
+    str(response.error) ??
+    (response.error && typeof response.error === 'object' ? pick(response.error as Record<string, unknown>, 'message', 'type') : null);
+  const errorText =
+    pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (responseError ?? shellExitError(payload)) : null);
   const failed = phase === 'post' && (/failure$/i.test(eventName) || errorText !== null);
   const agentId = pick(payload, 'agent_id', 'agentId');
   const prompt = phase === 'turn-start' ? pick(payload, 'prompt', 'user_prompt', 'userPrompt') : null;

@@ -89,7 +89,9 @@ export async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt
   return ws.locked(
     async (ctx) => {
       const numbered: Numbering | null =
-        event.session === null ? null : updateSessionState(ctx.paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
+        event.session === null
+          ? null
+          : updateSessionState(ctx.paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
       const turn = numbered?.turn ?? null;
       const step = numbered?.step ?? null;
       if (numbered?.duplicate) return { ...nothing, duplicate: true, turn, step };
@@ -148,14 +150,26 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     event.targetPath = event.targetPath ? workspaceRelative(ws.root, event.cwd ?? ws.root, event.targetPath) : null;
     const store = storePaths(ws.storeDirPath());
     logFile = store.hookLog;
-    if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId && event.transcript && path.isAbsolute(event.transcript)) {
+    if (
+      event.agent === 'codex' &&
+      event.phase === 'post' &&
+      !event.failed &&
+      event.callId &&
+      event.transcript &&
+      path.isAbsolute(event.transcript)
+    ) {
       const failure = callFailure(event.transcript, event.callId);
       if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
     }
     const result = await recordHookEvent(ws, event, options.startedAt);
     if (result.created) created = result.id;
     numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
-    const skips = result.skippedCount ? `${result.skippedCount} path(s) not captured: ${result.skipped.slice(0, 5).map((s) => `${s.path} (${s.reason})`).join(', ')}` : '';
+    const skips = result.skippedCount
+      ? `${result.skippedCount} path(s) not captured: ${result.skipped
+          .slice(0, 5)
+          .map((s) => `${s.path} (${s.reason})`)
+          .join(', ')}`
+      : '';
     // The same files stay uncaptured on every later call: log a change in that list, not each repeat.
     if (changedSkipNote(store.hookSkips, skips) && skips) note(`${skips} (git ckpt status lists them)`);
   } catch (err) {
@@ -164,7 +178,8 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, numbering, payload });
   if (logged.length) {
     const fallback = path.join(safeStoreRoot(options.env) ?? tmpdir(), 'hook.log');
-    if (!(logFile && appendLog(logFile, logged))) appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
+    if (!(logFile && appendLog(logFile, logged)))
+      appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
   }
   return { stdout, event, created, logged };
 }
@@ -182,7 +197,10 @@ function safeStoreRoot(env: Record<string, string | undefined>): string | undefi
  * payload as received and what git-ckpt made of it. For debugging a wiring and
  * for the real-agents suite; off unless the variable is set.
  */
-function traceEvent(env: Record<string, string | undefined>, entry: { agent: string; phase: string; event: HookEvent; created?: string; numbering: Record<string, unknown>; payload: string }): void {
+function traceEvent(
+  env: Record<string, string | undefined>,
+  entry: { agent: string; phase: string; event: HookEvent; created?: string; numbering: Record<string, unknown>; payload: string },
+): void {
   const file = env.GIT_CKPT_HOOK_TRACE;
   if (!file || !path.isAbsolute(file)) return;
   let payload: unknown = entry.payload;

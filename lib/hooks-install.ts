@@ -21,7 +21,7 @@ export const HOOK_AGENTS: readonly HookAgent[] = ['claude', 'codex', 'gemini', '
 export type Scope = 'project' | 'user';
 
 /** The entry script's file name: how our handlers are recognised in any config. */
-export const ENTRY_NAME = 'git-ckpt-hook';
+const ENTRY_NAME = 'git-ckpt-hook';
 
 interface EventWiring {
   event: string;
@@ -53,14 +53,48 @@ interface AgentSpec {
 const TIMEOUT_S = 30;
 
 /** Pure: a JavaScript regular expression that matches every tool name but these. */
-export function allToolsBut(readOnly: readonly string[]): string {
+function allToolsBut(readOnly: readonly string[]): string {
   return `^(?!(?:${readOnly.join('|')})$)`;
 }
 
 /** Tools that cannot change files, by agent (hooks/README.md lists them). */
-export const READ_ONLY_TOOLS = {
-  claude: ['Read', 'Glob', 'Grep', 'LS', 'WebFetch', 'WebSearch', 'TodoWrite', 'TodoRead', 'NotebookRead', 'ExitPlanMode', 'EnterPlanMode', 'AskUserQuestion', 'BashOutput', 'TaskOutput', 'TaskList', 'TaskGet', 'ListMcpResourcesTool', 'ReadMcpResourceTool', 'ToolSearch'],
-  gemini: ['read_file', 'read_many_files', 'glob', 'grep_search', 'search_file_content', 'list_directory', 'web_fetch', 'google_web_search', 'write_todos', 'ask_user', 'get_internal_docs', 'enter_plan_mode', 'exit_plan_mode'],
+const READ_ONLY_TOOLS = {
+  claude: [
+    'Read',
+    'Glob',
+    'Grep',
+    'LS',
+    'WebFetch',
+    'WebSearch',
+    'TodoWrite',
+    'TodoRead',
+    'NotebookRead',
+    'ExitPlanMode',
+    'EnterPlanMode',
+    'AskUserQuestion',
+    'BashOutput',
+    'TaskOutput',
+    'TaskList',
+    'TaskGet',
+    'ListMcpResourcesTool',
+    'ReadMcpResourceTool',
+    'ToolSearch',
+  ],
+  gemini: [
+    'read_file',
+    'read_many_files',
+    'glob',
+    'grep_search',
+    'search_file_content',
+    'list_directory',
+    'web_fetch',
+    'google_web_search',
+    'write_todos',
+    'ask_user',
+    'get_internal_docs',
+    'enter_plan_mode',
+    'exit_plan_mode',
+  ],
 } as const;
 
 /** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
@@ -84,6 +118,7 @@ function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatche
   };
 }
 
+/** @public (tests use it) */
 export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
   claude: claudeStyle('.claude', 'settings.json', true, allToolsBut(READ_ONLY_TOOLS.claude)),
   // Codex has no PostToolUseFailure (its PostToolUse also fires after a failed shell command), and
@@ -139,7 +174,6 @@ export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
   },
 };
 
-
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -148,6 +182,7 @@ function shellQuote(s: string): string {
  * Pure: the command an agent runs. Through `sh`, so the script needs no exec
  * bit; stderr silenced and `|| true`, so even a deleted script cannot turn into
  * an error the agent acts on (Gemini denies a tool on exit 127 with stderr).
+ * @public (tests use it)
  */
 export function hookCommand(script: string, agent: HookAgent, phase: Phase): string {
   return `sh ${shellQuote(script)} ${agent} ${phase} 2>/dev/null || true`;
@@ -233,7 +268,7 @@ export function mergeHooks(config: Json, agent: HookAgent, script: string, file 
   return { ...spec.skeleton, ...base, hooks };
 }
 
-/** Pure: the events where our handler is wired (whatever script path it names). */
+/** Pure: the events where our handler is wired (whatever script path it names). @public (tests use it) */
 export function wiredEvents(config: Json, agent: HookAgent): string[] {
   const spec = AGENT_SPECS[agent];
   if (!isObject(config.hooks)) return [];
@@ -274,7 +309,8 @@ export interface HookTarget {
 export function hookTarget(agent: HookAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): HookTarget {
   const spec = AGENT_SPECS[agent];
   let base = scope === 'project' ? projectRoot : (env.HOME ?? homedir());
-  if (agent === 'copilot' && scope === 'user' && env.COPILOT_HOME) return { agent, scope, file: path.join(env.COPILOT_HOME, 'hooks', 'git-ckpt.json') };
+  if (agent === 'copilot' && scope === 'user' && env.COPILOT_HOME)
+    return { agent, scope, file: path.join(env.COPILOT_HOME, 'hooks', 'git-ckpt.json') };
   base = path.resolve(base);
   return { agent, scope, file: path.join(base, spec.file[scope]) };
 }
@@ -303,9 +339,18 @@ function readConfig(file: string): Json | undefined {
  * next to the file, where it would show in the user's `git status` and in the
  * first checkpoint. One per change, named by time and the file's path.
  */
-export function backupPath(file: string, root: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  const name = path.resolve(file).replace(/^[A-Za-z]:/, '').split(/[\\/]+/).filter(Boolean).join('_').replace(/[^A-Za-z0-9._-]/g, '_');
+function backupPath(file: string, root: string, now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const name = path
+    .resolve(file)
+    .replace(/^[A-Za-z]:/, '')
+    .split(/[\\/]+/)
+    .filter(Boolean)
+    .join('_')
+    .replace(/[^A-Za-z0-9._-]/g, '_');
   return path.join(root, 'backups', `${stamp}-${name.slice(-150)}`);
 }
 
@@ -364,12 +409,16 @@ export interface HookStatus extends HookTarget {
 }
 
 /** Whether a command string is one of our handlers (it names the entry script). */
-export function isOurCommand(command: string): boolean {
+function isOurCommand(command: string): boolean {
   return command.includes(ENTRY_NAME);
 }
 
 /** hookStatus, plus whether the agent will actually run what is wired (see agent-trust.ts). */
-export async function hookStatusWithVerdict(target: HookTarget, projectRoot: string | null, env: NodeJS.ProcessEnv = process.env): Promise<HookStatus & { verdict?: RunVerdict }> {
+export async function hookStatusWithVerdict(
+  target: HookTarget,
+  projectRoot: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<HookStatus & { verdict?: RunVerdict }> {
   const status = hookStatus(target);
   if (status.state === 'not wired' || status.state === 'unreadable') return status;
   const { willRunHooks } = await import('./agent-trust.js');

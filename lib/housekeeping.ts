@@ -73,7 +73,8 @@ export function packStateFile(paths: StorePaths): string {
 export function readPackState(paths: StorePaths): PackState {
   try {
     const state = JSON.parse(readFileSync(packStateFile(paths), 'utf8')) as Partial<PackState>;
-    if (Number.isFinite(state.looseEstimate)) return { looseEstimate: state.looseEstimate!, sinceGc: Number.isFinite(state.sinceGc) ? state.sinceGc! : 0 };
+    if (Number.isFinite(state.looseEstimate))
+      return { looseEstimate: state.looseEstimate!, sinceGc: Number.isFinite(state.sinceGc) ? state.sinceGc! : 0 };
   } catch {
     /* none yet */
   }
@@ -89,7 +90,14 @@ export async function packLooseObjects(ctx: StoreContext, state: PackState, sign
   if (ids.length) {
     const packDir = path.join(ctx.paths.gitDir, 'objects', 'pack');
     mkdirSync(packDir, { recursive: true });
-    await git({ verb: 'pack-objects', args: ['-q', { literal: 'pack' }], gitDir: ctx.paths.gitDir, cwd: packDir, input: `${ids.join('\n')}\n`, signal });
+    await git({
+      verb: 'pack-objects',
+      args: ['-q', { literal: 'pack' }],
+      gitDir: ctx.paths.gitDir,
+      cwd: packDir,
+      input: `${ids.join('\n')}\n`,
+      signal,
+    });
     keepAllPacks(ctx.paths.gitDir);
     await git({ verb: 'prune-packed', args: ['-q'], gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir, signal });
   }

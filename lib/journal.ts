@@ -16,7 +16,7 @@ import type { TreeEntry } from './restore-plan.js';
 import { isObjectId } from './runner.js';
 import { fsyncFolder, storePaths, writeFileDurable } from './store.js';
 
-export const JOURNAL_SCHEMA = 1;
+const JOURNAL_SCHEMA = 1;
 
 /** One journaled path: its wanted entry and the guard's entry (null = absent). */
 export type JournalEntry = [path: string, want: TreeEntry | null, from: TreeEntry | null];
@@ -35,7 +35,7 @@ export interface Journal {
   entries: JournalEntry[];
 }
 
-export function journalFile(storeDir: string): string {
+function journalFile(storeDir: string): string {
   return storePaths(storeDir).journal;
 }
 
@@ -51,7 +51,7 @@ function entryProblem(e: unknown): string | undefined {
 }
 
 /** Pure: validate a parsed journal; returns the reason it is unusable, or undefined. */
-export function journalProblem(j: Partial<Journal>): string | undefined {
+function journalProblem(j: Partial<Journal>): string | undefined {
   if (typeof j !== 'object' || j === null) return 'not an object';
   if (j.v !== JOURNAL_SCHEMA) return `unknown journal version ${JSON.stringify(j.v)}`;
   if (typeof j.id !== 'string' || !/^[0-9a-f]{1,64}$/.test(j.id)) return 'bad journal id';
@@ -59,7 +59,11 @@ export function journalProblem(j: Partial<Journal>): string | undefined {
   if (!isObjectId(j.target) || !isObjectId(j.guard)) return 'bad checkpoint id';
   if (!Number.isFinite(j.started)) return 'bad start time';
   if (typeof j.counts !== 'object' || j.counts === null) return 'bad counts';
-  if (j.paths !== undefined && (!Array.isArray(j.paths) || j.paths.some((p) => typeof p !== 'string' || (p !== '.' && unsafePathReason(p))))) return 'bad path selection';
+  if (
+    j.paths !== undefined &&
+    (!Array.isArray(j.paths) || j.paths.some((p) => typeof p !== 'string' || (p !== '.' && unsafePathReason(p))))
+  )
+    return 'bad path selection';
   if (!Array.isArray(j.entries)) return 'no entries';
   for (const e of j.entries) {
     if (!Array.isArray(e) || e.length !== 3 || typeof e[0] !== 'string') return 'bad entry';
@@ -85,10 +89,17 @@ export function readJournal(storeDir: string): Journal | undefined {
   try {
     parsed = JSON.parse(text) as Partial<Journal>;
   } catch {
-    throw new CkptError('store', `restore journal ${file} is not valid JSON; nothing was changed (inspect it, or delete it to give up the interrupted restore)`);
+    throw new CkptError(
+      'store',
+      `restore journal ${file} is not valid JSON; nothing was changed (inspect it, or delete it to give up the interrupted restore)`,
+    );
   }
   const problem = journalProblem(parsed);
-  if (problem) throw new CkptError('store', `restore journal ${file} is invalid (${problem}); nothing was changed (inspect it, or delete it to give up the interrupted restore)`);
+  if (problem)
+    throw new CkptError(
+      'store',
+      `restore journal ${file} is invalid (${problem}); nothing was changed (inspect it, or delete it to give up the interrupted restore)`,
+    );
   return parsed as Journal;
 }
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 let root: string | undefined;
 
 /** The installed package's root folder. */
-export function packageRoot(): string {
+function packageRoot(): string {
   if (root) return root;
   for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');

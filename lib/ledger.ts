@@ -99,7 +99,7 @@ export type HookFields = Required<Pick<CheckpointRecord, 'agent' | 'phase'>> &
   Pick<CheckpointRecord, 'call' | 'input' | 'failed' | 'error' | 'subagent' | 'agentTurn' | 'transcript' | 'prompt'>;
 
 /** The record's text fields that come from an agent's payload. */
-export const HOOK_TEXT_FIELDS = ['agent', 'phase', 'call', 'input', 'error', 'agentTurn', 'transcript', 'prompt'] as const;
+const HOOK_TEXT_FIELDS = ['agent', 'phase', 'call', 'input', 'error', 'agentTurn', 'transcript', 'prompt'] as const;
 
 export const PATHS_KEPT = 20;
 export const SKIPPED_KEPT = 200;
@@ -237,7 +237,10 @@ export function readLatest(file: string): { record?: CheckpointRecord; newestSch
 /** Refuse to write to a store that a newer git-ckpt has written. */
 export function assertWritableSchema(newestSchema: number): void {
   if (newestSchema > LEDGER_SCHEMA) {
-    throw new CkptError('store', `this store was written by a newer git-ckpt (ledger schema ${newestSchema}, this version writes ${LEDGER_SCHEMA}); upgrade git-ckpt to write to it`);
+    throw new CkptError(
+      'store',
+      `this store was written by a newer git-ckpt (ledger schema ${newestSchema}, this version writes ${LEDGER_SCHEMA}); upgrade git-ckpt to write to it`,
+    );
   }
 }
 

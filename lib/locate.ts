@@ -31,7 +31,7 @@ function readGitFile(dotGit: string): string | undefined {
 /** Returns the git dir that `<dir>/.git` designates, if it is a repository marker. */
 function gitDirAt(dir: string): string | undefined {
   const dotGit = path.join(dir, '.git');
-  let st;
+  let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(dotGit);
   } catch {
@@ -100,6 +100,9 @@ function refuseUnsafeRoot(root: string): void {
     throw new CkptError('bad-workspace', `refusing to use the filesystem root as a workspace: ${root}`);
   }
   if (root === homeDir()) {
-    throw new CkptError('bad-workspace', `refusing to use your home directory as a workspace: ${root} (run git ckpt inside a project directory)`);
+    throw new CkptError(
+      'bad-workspace',
+      `refusing to use your home directory as a workspace: ${root} (run git ckpt inside a project directory)`,
+    );
   }
 }

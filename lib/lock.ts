@@ -141,7 +141,7 @@ export interface LockHandle {
   brokeStale: boolean;
 }
 
-export async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal): Promise<LockHandle> {
+async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal): Promise<LockHandle> {
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let firstSeen: { text: string; at: number } | undefined;
@@ -173,7 +173,10 @@ export async function acquireLock(file: string, timeoutMs: number, signal?: Abor
     if (signal?.aborted) throw signal.reason;
     if (Date.now() >= deadline) {
       const owner = parseOwner(text);
-      throw new CkptError('lock-timeout', `workspace is busy: lock ${file} held${owner ? ` by pid ${owner.pid}` : ''} for more than ${Math.round(timeoutMs / 1000)}s`);
+      throw new CkptError(
+        'lock-timeout',
+        `workspace is busy: lock ${file} held${owner ? ` by pid ${owner.pid}` : ''} for more than ${Math.round(timeoutMs / 1000)}s`,
+      );
     }
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 50);

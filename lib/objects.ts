@@ -11,7 +11,7 @@ import type { StorePaths } from './store.js';
 /** The empty tree: what a first checkpoint's change is computed against. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
-export const PACK_FILE = /^pack-([0-9a-f]{40,64})\.(pack|idx|rev|bitmap|keep|mtimes|promisor)$/;
+const PACK_FILE = /^pack-([0-9a-f]{40,64})\.(pack|idx|rev|bitmap|keep|mtimes|promisor)$/;
 
 /** Our own temporary files older than this are debris (younger ones may belong to a live writer). */
 const STALE_TMP_MS = 60_000;
@@ -76,9 +76,14 @@ export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.no
   for (const name of listDir(packs)) if (name.startsWith('tmp_') || name.startsWith('.tmp-')) found.push(path.join(packs, name));
   for (const name of listDir(objects)) {
     if (name.startsWith('tmp_objdir') || name.startsWith('incoming-')) found.push(path.join(objects, name));
-    else if (/^[0-9a-f]{2}$/.test(name)) for (const inner of listDir(path.join(objects, name))) if (inner.startsWith('tmp_obj_')) found.push(path.join(objects, name, inner));
+    else if (/^[0-9a-f]{2}$/.test(name))
+      for (const inner of listDir(path.join(objects, name))) if (inner.startsWith('tmp_obj_')) found.push(path.join(objects, name, inner));
   }
-  found.push(...listDir(paths.dir).filter((n) => n === 'index.lock').map((n) => path.join(paths.dir, n)));
+  found.push(
+    ...listDir(paths.dir)
+      .filter((n) => n === 'index.lock')
+      .map((n) => path.join(paths.dir, n)),
+  );
   if (storeFiles) {
     for (const name of listDir(paths.dir)) {
       if (!/\.tmp-\d+/.test(name) && !/^git\.init-\d+$/.test(name)) continue;
@@ -95,7 +100,14 @@ export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.no
 
 /** The blobs the shadow index names: the next snapshot trusts its stat cache for unchanged files, so they must stay. */
 export async function indexBlobs(paths: StorePaths): Promise<string[]> {
-  const index = await git({ verb: 'ls-files', args: ['-s', '-z'], gitDir: paths.gitDir, indexFile: paths.indexFile, cwd: paths.dir, okCodes: [128] });
+  const index = await git({
+    verb: 'ls-files',
+    args: ['-s', '-z'],
+    gitDir: paths.gitDir,
+    indexFile: paths.indexFile,
+    cwd: paths.dir,
+    okCodes: [128],
+  });
   const blobs: string[] = [];
   for (const entry of splitZ(index.stdout)) {
     const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);

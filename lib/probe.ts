@@ -33,7 +33,7 @@ function cacheFile(paths: StorePaths): string {
 }
 
 /** Pure: read `cat-file --batch-check` output for ids asked in order. */
-export function missingFromBatchCheck(output: string): Set<string> {
+function missingFromBatchCheck(output: string): Set<string> {
   const missing = new Set<string>();
   for (const line of output.split('\n')) {
     const m = /^(\S+) missing$/.exec(line);
@@ -43,7 +43,7 @@ export function missingFromBatchCheck(output: string): Set<string> {
 }
 
 /** Pure: the degraded map from the set of missing object ids. */
-export function degradedFrom(records: readonly CheckpointRecord[], missing: Set<string>): DegradedMap {
+function degradedFrom(records: readonly CheckpointRecord[], missing: Set<string>): DegradedMap {
   const out: DegradedMap = {};
   for (const r of records) {
     if (missing.has(r.id)) out[r.id] = 'commit';
@@ -67,7 +67,13 @@ export async function probeDegraded(paths: StorePaths, records: readonly Checkpo
     ids.add(r.id);
     ids.add(r.tree);
   }
-  const { stdout } = await git({ verb: 'cat-file', args: ['--batch-check=%(objectname)'], gitDir: paths.gitDir, cwd: paths.dir, input: `${[...ids].join('\n')}\n` });
+  const { stdout } = await git({
+    verb: 'cat-file',
+    args: ['--batch-check=%(objectname)'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    input: `${[...ids].join('\n')}\n`,
+  });
   const degraded = degradedFrom(records, missingFromBatchCheck(stdout.toString('utf8')));
   try {
     if (writeCache) writeFileAtomic(cacheFile(paths), JSON.stringify({ stamp, degraded }));

@@ -11,7 +11,7 @@
  * so the summary still says what was run.
  */
 
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 interface Rule {
   name: string;
@@ -28,9 +28,17 @@ export const REDACTION_RULES: readonly Rule[] = [
     pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g,
     replace: `-----BEGIN PRIVATE KEY----- ${REDACTED}`,
   },
-  { name: 'authorization header', pattern: /\b((?:proxy-)?authorization\s*[:=]\s*["']?(?:bearer|basic|token|digest)?\s*)[^\s"']+/gi, replace: `$1${REDACTED}` },
+  {
+    name: 'authorization header',
+    pattern: /\b((?:proxy-)?authorization\s*[:=]\s*["']?(?:bearer|basic|token|digest)?\s*)[^\s"']+/gi,
+    replace: `$1${REDACTED}`,
+  },
   // A credential has a digit or a symbol: "basic information" is not one.
-  { name: 'bearer or basic credentials', pattern: /\b(bearer|basic)(\s+)(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}/gi, replace: `$1$2${REDACTED}` },
+  {
+    name: 'bearer or basic credentials',
+    pattern: /\b(bearer|basic)(\s+)(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}/gi,
+    replace: `$1$2${REDACTED}`,
+  },
   { name: 'credentials in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, replace: `$1${REDACTED}@` },
   { name: 'OpenAI or Anthropic key (sk-…)', pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g, replace: REDACTED },
   { name: 'Stripe key', pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: REDACTED },

@@ -35,8 +35,7 @@ export interface DiskFact {
   entry?: TreeEntry;
 }
 
-export type Action = 'restore' | 'recreate' | 'delete' | 'unchanged' | 'skip';
-export const ACTIONS: readonly Action[] = ['restore', 'recreate', 'delete', 'unchanged', 'skip'];
+type Action = 'restore' | 'recreate' | 'delete' | 'unchanged' | 'skip';
 
 export interface PlannedFile {
   path: string;
@@ -74,11 +73,11 @@ export function sameEntry(a: TreeEntry | undefined | null, b: TreeEntry | undefi
   return a.mode === b.mode && a.oid === b.oid;
 }
 
-export function emptyCounts(): ActionCounts {
+function emptyCounts(): ActionCounts {
   return { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0 };
 }
 
-export function countActions(files: readonly PlannedFile[]): ActionCounts {
+function countActions(files: readonly PlannedFile[]): ActionCounts {
   const counts = emptyCounts();
   for (const f of files) counts[f.action]++;
   return counts;
@@ -114,7 +113,8 @@ export function reconcile(input: ReconcileInput): Plan {
     else if (!live) file = { path: p, action: 'skip', reason: 'never captured (ignored, too large or secret); left alone' };
     else if (live.mode === GITLINK) file = { path: p, action: 'skip', reason: 'a nested repository; its content is not captured' };
     else if (disk.blocker) file = { path: p, action: 'skip', reason: `${disk.blocker.kind} in the path: ${disk.blocker.path}` };
-    else if (disk.kind === 'dir' || disk.kind === 'other') file = { path: p, action: 'skip', reason: `a ${disk.kind === 'dir' ? 'directory' : 'special file'} is there now; left alone` };
+    else if (disk.kind === 'dir' || disk.kind === 'other')
+      file = { path: p, action: 'skip', reason: `a ${disk.kind === 'dir' ? 'directory' : 'special file'} is there now; left alone` };
     else file = { path: p, action: 'delete', from: live };
     if (file.action === 'delete') deleting.add(p);
     decided.set(p, file);
@@ -132,7 +132,14 @@ export function reconcile(input: ReconcileInput): Plan {
   return { files, counts: countActions(files), leftovers: [] };
 }
 
-function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, disk: DiskFact, deleting: Set<string>, replaceCaptured: boolean): PlannedFile {
+function decideWrite(
+  p: string,
+  want: TreeEntry,
+  live: TreeEntry | undefined,
+  disk: DiskFact,
+  deleting: Set<string>,
+  replaceCaptured: boolean,
+): PlannedFile {
   const skip = (reason: string): PlannedFile => ({ path: p, action: 'skip', reason, ...(live ? { from: live } : {}) });
   const unsafe = unsafePathReason(p);
   if (unsafe) return skip(`unsafe path refused: ${unsafe}`);
@@ -141,7 +148,9 @@ function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, di
   if (want.mode === GITLINK) return skip('a nested repository (submodule); its content is not captured, so it is left alone');
   if (disk.blocker && !deleting.has(disk.blocker.path)) {
     if (disk.blocker.kind === 'symlink') return skip(`symlink in the path: ${disk.blocker.path}; nothing is written through a symlink`);
-    return skip(`a ${disk.blocker.kind === 'file' ? 'file' : disk.blocker.kind} is in the way: ${disk.blocker.path}${replaceCaptured ? '' : ' (--delete-new removes it if it was captured)'}`);
+    return skip(
+      `a ${disk.blocker.kind === 'file' ? 'file' : disk.blocker.kind} is in the way: ${disk.blocker.path}${replaceCaptured ? '' : ' (--delete-new removes it if it was captured)'}`,
+    );
   }
   if (live?.mode === GITLINK) return skip('a nested repository is in the way; its content is not captured');
   if (!live) {
@@ -150,7 +159,9 @@ function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, di
       const inWay = disk.dirFiles ?? [];
       const blocking = inWay.filter((f) => !deleting.has(f));
       if (blocking.length === 0) return { path: p, action: 'recreate', want };
-      return skip(`a directory is in the way and holds ${blocking.length} file${blocking.length === 1 ? '' : 's'} this restore does not delete (${blocking[0]}${blocking.length > 1 ? ', …' : ''})`);
+      return skip(
+        `a directory is in the way and holds ${blocking.length} file${blocking.length === 1 ? '' : 's'} this restore does not delete (${blocking[0]}${blocking.length > 1 ? ', …' : ''})`,
+      );
     }
     return skip('something that was never captured (ignored, too large or secret) is there; left alone');
   }
@@ -167,7 +178,12 @@ function decideWrite(p: string, want: TreeEntry, live: TreeEntry | undefined, di
  * entry; selected paths that exist now but not in the target are leftovers, or
  * deletions under --delete-new.
  */
-export function restoreWants(target: Map<string, TreeEntry>, live: Map<string, TreeEntry>, selected: (p: string) => boolean, deleteNew: boolean): { want: Map<string, Want>; leftovers: string[] } {
+export function restoreWants(
+  target: Map<string, TreeEntry>,
+  live: Map<string, TreeEntry>,
+  selected: (p: string) => boolean,
+  deleteNew: boolean,
+): { want: Map<string, Want>; leftovers: string[] } {
   const want = new Map<string, Want>();
   const leftovers: string[] = [];
   for (const [p, entry] of target) if (selected(p)) want.set(p, entry);
@@ -192,7 +208,10 @@ export interface TreeChange {
  * conflict, reported and left alone; a path already back at the parent's is
  * unchanged.
  */
-export function revertWants(changes: readonly TreeChange[], live: Map<string, TreeEntry>): { want: Map<string, Want>; conflicts: PlannedFile[]; unchanged: string[] } {
+export function revertWants(
+  changes: readonly TreeChange[],
+  live: Map<string, TreeEntry>,
+): { want: Map<string, Want>; conflicts: PlannedFile[]; unchanged: string[] } {
   const want = new Map<string, Want>();
   const conflicts: PlannedFile[] = [];
   const unchanged: string[] = [];

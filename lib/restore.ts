@@ -17,12 +17,44 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { applyEntries, diskEntry, gatherDiskFacts, listTree, randomTag, removeTmpFiles, treeChanges, tryLstat, type ApplyEntry, type ApplyFailure, type RepoAccess } from './apply.js';
+import {
+  applyEntries,
+  diskEntry,
+  gatherDiskFacts,
+  listTree,
+  randomTag,
+  removeTmpFiles,
+  treeChanges,
+  tryLstat,
+  type ApplyEntry,
+  type ApplyFailure,
+  type RepoAccess,
+} from './apply.js';
 import { CkptError } from './errors.js';
 import { readJournal, removeJournal, writeJournal, type Journal, type JournalEntry } from './journal.js';
-import { OPERATION_KINDS, SKIPPED_KEPT, type CheckpointRecord, type OperationInfo, type OperationKind, type SkippedPath } from './ledger.js';
+import {
+  OPERATION_KINDS,
+  SKIPPED_KEPT,
+  type CheckpointRecord,
+  type OperationInfo,
+  type OperationKind,
+  type SkippedPath,
+} from './ledger.js';
 import { isSelected, unsafePathReason } from './paths.js';
-import { actionable, reconcile, restoreWants, revertWants, sameEntry, staleUndoPaths, withExtraFiles, type ActionCounts, type Plan, type PlannedFile, type TreeEntry, type Want } from './restore-plan.js';
+import {
+  actionable,
+  reconcile,
+  restoreWants,
+  revertWants,
+  sameEntry,
+  staleUndoPaths,
+  withExtraFiles,
+  type ActionCounts,
+  type Plan,
+  type PlannedFile,
+  type TreeEntry,
+  type Want,
+} from './restore-plan.js';
 import { EMPTY_TREE } from './objects.js';
 import type { StoreContext } from './context.js';
 import { captureTree, snapshotLocked } from './snapshot.js';
@@ -79,7 +111,10 @@ function short(id: string): string {
 function refuseIfInterrupted(ctx: StoreContext): void {
   const journal = readJournal(ctx.paths.dir);
   if (journal) {
-    throw new CkptError('pending', `an interrupted ${journal.op} (journal ${journal.id}) is pending; finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort`);
+    throw new CkptError(
+      'pending',
+      `an interrupted ${journal.op} (journal ${journal.id}) is pending; finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort`,
+    );
   }
 }
 
@@ -114,7 +149,9 @@ function totalCounts(plan: Plan, failures: ApplyFailure[]): ActionCounts & { fai
 }
 
 function journalEntries(plan: Plan): JournalEntry[] {
-  return plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete').map((f) => [f.path, f.action === 'delete' ? null : f.want!, f.from ?? null]);
+  return plan.files
+    .filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete')
+    .map((f) => [f.path, f.action === 'delete' ? null : f.want!, f.from ?? null]);
 }
 
 /** Whether the disk holds `want` at `p` right now (used when a post-capture did not take the path). */
@@ -129,10 +166,18 @@ function diskHolds(root: string, p: string, want: Want): boolean {
  * Apply a journal's entries (to their wanted state, or back to the guard's),
  * then record the operation, verifying each path against the result's tree.
  */
-async function applyAndRecord(ctx: StoreContext, journal: Journal, side: 'want' | 'from', continued: boolean): Promise<{ record: string | null; failures: ApplyFailure[] }> {
+async function applyAndRecord(
+  ctx: StoreContext,
+  journal: Journal,
+  side: 'want' | 'from',
+  continued: boolean,
+): Promise<{ record: string | null; failures: ApplyFailure[] }> {
   const entries: ApplyEntry[] = journal.entries.map(([p, want, from]) => ({ path: p, want: side === 'want' ? want : from }));
   // A killed pass may have left temporary files; clear them first so emptied directories can go.
-  removeTmpFiles(ctx.location.root, entries.map((e) => e.path));
+  removeTmpFiles(
+    ctx.location.root,
+    entries.map((e) => e.path),
+  );
   const applied = await applyEntries(repoOf(ctx), ctx.location.root, entries, journal.id);
   if (side === 'from') return { record: null, failures: applied.failures };
 
@@ -169,7 +214,15 @@ async function applyAndRecord(ctx: StoreContext, journal: Journal, side: 'want' 
 }
 
 /** Run a planned operation: journal, apply, record, close. */
-async function execute(ctx: StoreContext, op: OperationKind, target: string, live: LiveState, plan: Plan, paths: string[] | undefined, dryRun: boolean): Promise<OperationReport> {
+async function execute(
+  ctx: StoreContext,
+  op: OperationKind,
+  target: string,
+  live: LiveState,
+  plan: Plan,
+  paths: string[] | undefined,
+  dryRun: boolean,
+): Promise<OperationReport> {
   const base = { op, dryRun, target, guard: live.guard, plan, leftovers: plan.leftovers, uncaptured: live.uncaptured };
   if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: totalCounts(plan, []), failures: [] };
   const { restore, recreate, delete: del, unchanged, skip } = plan.counts;
@@ -199,7 +252,8 @@ function checkSelection(root: string, target: Map<string, TreeEntry>, selection:
     const unsafe = unsafePathReason(s);
     if (unsafe) throw new CkptError('path', `path refused: ${JSON.stringify(s)} (${unsafe})`);
     if (keys.some((k) => isSelected(k, [s]))) continue;
-    if (!tryLstat(path.join(root, s))) throw new CkptError('path', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
+    if (!tryLstat(path.join(root, s)))
+      throw new CkptError('path', `path is in neither the checkpoint nor the workspace: ${s}; nothing was changed`);
   }
 }
 
@@ -242,11 +296,18 @@ export function lastOperation(records: readonly CheckpointRecord[]): CheckpointR
   return undefined;
 }
 
-export async function undoLocked(ctx: StoreContext, records: readonly CheckpointRecord[], options: UndoOptions = {}, unreadableLines = 0): Promise<OperationReport> {
+export async function undoLocked(
+  ctx: StoreContext,
+  records: readonly CheckpointRecord[],
+  options: UndoOptions = {},
+  unreadableLines = 0,
+): Promise<OperationReport> {
   refuseIfInterrupted(ctx);
   const last = lastOperation(records);
   if (!last?.op) {
-    const note = unreadableLines ? ` (${unreadableLines} unreadable ledger line${unreadableLines === 1 ? ' was' : 's were'} skipped; see git ckpt log)` : '';
+    const note = unreadableLines
+      ? ` (${unreadableLines} unreadable ledger line${unreadableLines === 1 ? ' was' : 's were'} skipped; see git ckpt log)`
+      : '';
     throw new CkptError('nothing', `nothing to undo: no restore, revert or undo has been recorded${note}`);
   }
   const dryRun = options.dryRun ?? false;
@@ -281,14 +342,28 @@ export interface RecoveryReport {
 }
 
 /** Finish (`continue`) or roll back (`abort`) an interrupted operation. */
-export async function recoverLocked(ctx: StoreContext, records: readonly CheckpointRecord[], action: 'continue' | 'abort'): Promise<RecoveryReport> {
+export async function recoverLocked(
+  ctx: StoreContext,
+  records: readonly CheckpointRecord[],
+  action: 'continue' | 'abort',
+): Promise<RecoveryReport> {
   const journal = readJournal(ctx.paths.dir);
   if (!journal) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
   const recorded = records.find((r) => r.op?.journal === journal.id);
-  const base = { op: journal.op, journal: journal.id, target: journal.target, guard: journal.guard, action, entries: journal.entries.length };
+  const base = {
+    op: journal.op,
+    journal: journal.id,
+    target: journal.target,
+    guard: journal.guard,
+    action,
+    entries: journal.entries.length,
+  };
   if (recorded) {
     // Killed between the ledger append and the journal's removal: the operation is complete.
-    removeTmpFiles(ctx.location.root, journal.entries.map((e) => e[0]));
+    removeTmpFiles(
+      ctx.location.root,
+      journal.entries.map((e) => e[0]),
+    );
     removeJournal(ctx.paths.dir);
     if (action === 'abort') {
       const undone = await undoLocked(ctx, records, {});
@@ -303,7 +378,9 @@ export async function recoverLocked(ctx: StoreContext, records: readonly Checkpo
 
 /** The interrupted operation, for status. */
 /** A restore, revert or undo that did not finish, or why its journal cannot be read. */
-export type InterruptedOperation = { op: OperationKind; journal: string; target: string; started: number; entries: number } | { error: string };
+export type InterruptedOperation =
+  | { op: OperationKind; journal: string; target: string; started: number; entries: number }
+  | { error: string };
 
 export function interruptedOperation(storeDir: string): InterruptedOperation | undefined {
   try {

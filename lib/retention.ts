@@ -60,7 +60,8 @@ export function planRetention(input: RetentionInput): RetentionPlan {
   const floors = new Map<string, string>();
   const newest = new Map<string, CheckpointRecord>();
   for (const r of records) newest.set(sessionKey(r), r);
-  for (const r of newest.values()) floors.set(r.id, `newest of ${r.session === null ? 'the checkpoints without a session' : `session ${r.session}`}`);
+  for (const r of newest.values())
+    floors.set(r.id, `newest of ${r.session === null ? 'the checkpoints without a session' : `session ${r.session}`}`);
   for (let i = records.length - 1; i >= 0; i--) {
     const op = records[i]!;
     if (!op.op) continue;

@@ -44,7 +44,7 @@ export function isObjectId(value: unknown): value is string {
   return typeof value === 'string' && OID_RE.test(value);
 }
 
-export function assertObjectId(value: unknown, what = 'object id'): string {
+function assertObjectId(value: unknown, what = 'object id'): string {
   if (!isObjectId(value)) {
     throw new CkptError('refused', `invalid ${what}: ${JSON.stringify(String(value)).slice(0, 80)}`);
   }
@@ -95,8 +95,17 @@ export interface GitResult {
   code: number;
 }
 
-const ENV_PASSTHROUGH_GIT = new Set(['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_COMMITTER_DATE', 'GIT_INDEX_FILE']);
+const ENV_PASSTHROUGH_GIT = new Set([
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_COMMITTER_DATE',
+  'GIT_INDEX_FILE',
+]);
 
+/** @public (tests use it) */
 export function buildArgv(call: GitCall): string[] {
   if (!ALLOWED_VERBS.has(call.verb)) {
     throw new CkptError('refused', `git verb not allowed: ${call.verb}`);
@@ -118,7 +127,8 @@ export function buildArgv(call: GitCall): string[] {
     } else if ('notOid' in arg) {
       argv.push(`^${assertObjectId(arg.notOid)}`);
     } else {
-      if (!LITERAL_RE.test(arg.literal)) throw new CkptError('refused', `git literal not allowed: ${JSON.stringify(arg.literal).slice(0, 80)}`);
+      if (!LITERAL_RE.test(arg.literal))
+        throw new CkptError('refused', `git literal not allowed: ${JSON.stringify(arg.literal).slice(0, 80)}`);
       argv.push(arg.literal);
     }
   }
@@ -132,6 +142,7 @@ export function buildArgv(call: GitCall): string[] {
   return argv;
 }
 
+/** @public (tests use it) */
 export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
@@ -161,17 +172,21 @@ export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
   return env;
 }
 
-export class GitError extends CkptError {
+class GitError extends CkptError {
   constructor(
     readonly verb: string,
     readonly exitCode: number | null,
     readonly stderr: string,
   ) {
     const firstLine = stderr.split('\n').find((l) => l.trim()) ?? '';
-    super('git', `git ${verb} failed${exitCode === null ? ' (killed)' : ` (exit ${exitCode})`}${firstLine ? `: ${firstLine.trim()}` : ''}`, {
-      verb,
-      exitCode,
-    });
+    super(
+      'git',
+      `git ${verb} failed${exitCode === null ? ' (killed)' : ` (exit ${exitCode})`}${firstLine ? `: ${firstLine.trim()}` : ''}`,
+      {
+        verb,
+        exitCode,
+      },
+    );
   }
 }
 
@@ -224,7 +239,10 @@ export function git(call: GitCall): Promise<GitResult> {
       reject(new CkptError('git', `cannot run git: ${e.message}`, {}, { cause: e }));
     });
     child.on('close', (code) => {
-      if (TRACE) process.stderr.write(`git-ckpt trace: git ${argv.slice(2).join(' ').slice(0, 120)} -> ${code} in ${(performance.now() - started).toFixed(1)} ms\n`);
+      if (TRACE)
+        process.stderr.write(
+          `git-ckpt trace: git ${argv.slice(2).join(' ').slice(0, 120)} -> ${code} in ${(performance.now() - started).toFixed(1)} ms\n`,
+        );
       if (settled) return;
       settled = true;
       call.signal?.removeEventListener('abort', onAbort);

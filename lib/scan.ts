@@ -30,7 +30,8 @@ export function syncExcludes(location: WorkspaceLocation, paths: StorePaths, rea
   // A store root set inside the workspace (GIT_CKPT_HOME, XDG_STATE_HOME) must never capture itself.
   const storeInside = path.relative(location.root, path.dirname(paths.dir));
   if (storeInside === '') parts.push(`# the store\n/${path.basename(paths.dir)}/\n`);
-  else if (!storeInside.startsWith('..') && !path.isAbsolute(storeInside)) parts.push(`# the store root\n/${storeInside.split(path.sep).join('/')}/\n`);
+  else if (!storeInside.startsWith('..') && !path.isAbsolute(storeInside))
+    parts.push(`# the store root\n/${storeInside.split(path.sep).join('/')}/\n`);
   const wanted = parts.join('');
   let current = '';
   try {

@@ -26,7 +26,11 @@ function readTable(storeDir: string): SessionTable {
 }
 
 /** Apply `update` to one session's state and persist it; the caller holds the workspace lock. */
-export function updateSessionState<T extends { state: SessionState }>(storeDir: string, session: string, update: (state: SessionState) => T): T {
+export function updateSessionState<T extends { state: SessionState }>(
+  storeDir: string,
+  session: string,
+  update: (state: SessionState) => T,
+): T {
   const table = readTable(storeDir) as Record<string, unknown>;
   const result = update(reviveSessionState(table[session]) ?? emptySessionState());
   // Re-insert at the end: key order is recency, and the oldest sessions are dropped.

@@ -31,7 +31,7 @@ export interface Settings {
   recordPrompts: boolean;
 }
 
-export const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
+const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
 
 /** Hooks must finish before the shortest agent timeout (Copilot, Cline, Claude's UserPromptSubmit: 30 s). */
 export const HOOK_BUDGET_CAP_MS = 25_000;
@@ -50,7 +50,7 @@ export const DEFAULT_SETTINGS: Settings = {
 };
 
 /** git's boolean syntax. */
-export function parseGitBool(key: string, value: string): boolean {
+function parseGitBool(key: string, value: string): boolean {
   const v = value.trim().toLowerCase();
   if (['true', 'yes', 'on', '1', ''].includes(v)) return true;
   if (['false', 'no', 'off', '0'].includes(v)) return false;
@@ -58,17 +58,22 @@ export function parseGitBool(key: string, value: string): boolean {
 }
 
 /** git's integer syntax: an optional k, m or g suffix, powers of 1024. */
-export function parseGitSize(key: string, value: string): number {
+function parseGitSize(key: string, value: string): number {
   const match = /^\s*(\d+)\s*([kmg]?)\s*$/i.exec(value);
-  if (!match) throw new CkptError('config', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected a number with an optional k, m or g suffix)`);
+  if (!match)
+    throw new CkptError(
+      'config',
+      `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected a number with an optional k, m or g suffix)`,
+    );
   const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
   return Number(match[1]) * unit;
 }
 
 /** A duration: `1500ms`, `15s`, `2m`, `12h`, `30d`, or a bare number of seconds. */
-export function parseDuration(key: string, value: string): number {
+function parseDuration(key: string, value: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
-  if (!match) throw new CkptError('config', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms, 2m, 12h or 30d)`);
+  if (!match)
+    throw new CkptError('config', `bad value for ckpt.${key}: ${JSON.stringify(value)} (expected e.g. 15s, 1500ms, 2m, 12h or 30d)`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm' | 'h' | 'd'];
   return Math.round(Number(match[1]) * unit);
 }
@@ -127,7 +132,8 @@ export function settingsFromConfigList(listing: string): Settings {
 /** The config files git reads for us: the user's global ones, the shadow repository's, and the store's own. */
 function configSources(paths: StorePaths): string[] {
   const home = process.env.HOME ?? homedir();
-  const xdg = process.env.XDG_CONFIG_HOME && path.isAbsolute(process.env.XDG_CONFIG_HOME) ? process.env.XDG_CONFIG_HOME : path.join(home, '.config');
+  const xdg =
+    process.env.XDG_CONFIG_HOME && path.isAbsolute(process.env.XDG_CONFIG_HOME) ? process.env.XDG_CONFIG_HOME : path.join(home, '.config');
   return [path.join(xdg, 'git', 'config'), path.join(home, '.gitconfig'), path.join(paths.gitDir, 'config'), paths.config];
 }
 
@@ -149,7 +155,14 @@ export async function readSettings(paths: StorePaths, signal?: AbortSignal): Pro
   } catch {
     /* no cache yet */
   }
-  const { stdout } = await git({ verb: 'config', args: ['--list', '-z', '--includes'], gitDir: paths.gitDir, cwd: paths.dir, userConfig: true, signal });
+  const { stdout } = await git({
+    verb: 'config',
+    args: ['--list', '-z', '--includes'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    userConfig: true,
+    signal,
+  });
   const listing = stdout.toString('utf8');
   // Parse first: a bad value must fail every time, not be cached.
   const settings = settingsFromConfigList(listing);

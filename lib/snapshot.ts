@@ -11,9 +11,32 @@ import { batchLimits, planCapture, secretMatcher, stageUnits, takeBatch, NO_SECR
 import { gitCall, type StoreContext } from './context.js';
 import { Deadline } from './deadline.js';
 import { CkptError, isCkptError } from './errors.js';
-import { AUTO_GC_EVERY, LOOSE_PACK_THRESHOLD, changedDirectories, maybeStartBackgroundGc, packLooseObjects, packStateFile, readPackState, removeGitDebris } from './housekeeping.js';
+import {
+  AUTO_GC_EVERY,
+  LOOSE_PACK_THRESHOLD,
+  changedDirectories,
+  maybeStartBackgroundGc,
+  packLooseObjects,
+  packStateFile,
+  readPackState,
+  removeGitDebris,
+} from './housekeeping.js';
 import { readStamp, refreshDue, writeStamp, type Stamp } from './index-stamp.js';
-import { appendRecord, assertWritableSchema, LEDGER_SCHEMA, PATHS_KEPT, readLatest, readLedger, SKIPPED_KEPT, type ChangedPath, type CheckpointKind, type CheckpointRecord, type HookFields, type OperationInfo, type SkippedPath } from './ledger.js';
+import {
+  appendRecord,
+  assertWritableSchema,
+  LEDGER_SCHEMA,
+  PATHS_KEPT,
+  readLatest,
+  readLedger,
+  SKIPPED_KEPT,
+  type ChangedPath,
+  type CheckpointKind,
+  type CheckpointRecord,
+  type HookFields,
+  type OperationInfo,
+  type SkippedPath,
+} from './ledger.js';
 import { EMPTY_TREE, keepAllPacks } from './objects.js';
 import { probeDegraded } from './probe.js';
 import { git, splitZ, type GitCall } from './runner.js';
@@ -88,7 +111,12 @@ async function newestIntactParent(ctx: StoreContext): Promise<string | null> {
   return null;
 }
 
-async function changedPaths(ctx: StoreContext, parent: string | null, commit: string, signal: AbortSignal): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[] }> {
+async function changedPaths(
+  ctx: StoreContext,
+  parent: string | null,
+  commit: string,
+  signal: AbortSignal,
+): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[] }> {
   const args: GitCall['args'] = ['-r', '-z', '--no-renames', '--no-commit-id', '--raw'];
   args.push({ oid: parent ?? EMPTY_TREE }, { oid: commit });
   const { stdout } = await git(gitCall(ctx, { verb: 'diff-tree', args, signal }));
@@ -130,7 +158,9 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
 /** The scan, the facts about every candidate, and the pure capture plan. */
 async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal): Promise<CapturePlan> {
   const scan = await scanWorkspace(ctx, !first, signal);
-  const expansion = scan.newDirs.length ? await expandNewDirs(ctx, scan.newDirs, ctx.settings.maxNewFiles, signal) : { files: new Map(), overLimit: new Map() };
+  const expansion = scan.newDirs.length
+    ? await expandNewDirs(ctx, scan.newDirs, ctx.settings.maxNewFiles, signal)
+    : { files: new Map(), overLimit: new Map() };
   const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
   for (const list of expansion.files.values()) candidates.push(...list);
   const facts = collectFacts(ctx.location.root, candidates);
@@ -139,12 +169,25 @@ async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSign
 }
 
 /** Hash what the plan stages, in batches under the budget, then write the tree. Returns the tree and every skip. */
-async function stageAndWrite(ctx: StoreContext, plan: CapturePlan, latest: CheckpointRecord | undefined, opts: SnapshotOptions, deadline: Deadline, progress: Progress): Promise<{ tree: string; skipped: SkippedPath[] }> {
+async function stageAndWrite(
+  ctx: StoreContext,
+  plan: CapturePlan,
+  latest: CheckpointRecord | undefined,
+  opts: SnapshotOptions,
+  deadline: Deadline,
+  progress: Progress,
+): Promise<{ tree: string; skipped: SkippedPath[] }> {
   const { signal } = deadline;
   const skipped = [...plan.skipped];
   const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
   progress.total = plan.stage.length;
-  const report = () => opts.onProgress?.({ hashed: Math.min(progress.hashed, progress.total), total: progress.total, elapsedMs: deadline.elapsed(), first: !latest });
+  const report = () =>
+    opts.onProgress?.({
+      hashed: Math.min(progress.hashed, progress.total),
+      total: progress.total,
+      elapsedMs: deadline.elapsed(),
+      first: !latest,
+    });
   const measured = { files: 0, bytes: 0, ms: 0 };
   // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
   const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
@@ -162,7 +205,16 @@ async function stageAndWrite(ctx: StoreContext, plan: CapturePlan, latest: Check
       progress.hashed += n;
       report();
     };
-    skipped.push(...(await stageBatch(ctx, batch.map((u) => u.pathspec), files, !opts.knownContent, signal, onHashed)));
+    skipped.push(
+      ...(await stageBatch(
+        ctx,
+        batch.map((u) => u.pathspec),
+        files,
+        !opts.knownContent,
+        signal,
+        onHashed,
+      )),
+    );
     measured.files += files;
     measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
     measured.ms += Date.now() - started;
@@ -174,9 +226,19 @@ async function stageAndWrite(ctx: StoreContext, plan: CapturePlan, latest: Check
     // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
     const late = await lateArrivals(ctx, dirUnits, new Set(plan.stage), signal);
     const noExpansion = { files: new Map(), overLimit: new Map() };
-    const latePlan = planCapture({ modified: [], deleted: [], untracked: late, newDirs: [] }, noExpansion, collectFacts(ctx.location.root, late), ctx.settings, plan.secrets);
+    const latePlan = planCapture(
+      { modified: [], deleted: [], untracked: late, newDirs: [] },
+      noExpansion,
+      collectFacts(ctx.location.root, late),
+      ctx.settings,
+      plan.secrets,
+    );
     skipped.push(...latePlan.skipped);
-    await forceRemove(ctx, latePlan.skipped.map((s) => s.path), signal);
+    await forceRemove(
+      ctx,
+      latePlan.skipped.map((s) => s.path),
+      signal,
+    );
   }
   if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
   const tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
@@ -188,7 +250,13 @@ async function stageAndWrite(ctx: StoreContext, plan: CapturePlan, latest: Check
  * refreshed once a little after staging, then at most every 30 s, so files
  * rewritten with identical bytes are not hashed again on every hook.
  */
-async function keepStampFresh(ctx: StoreContext, tree: string, stamp: Stamp | undefined, unchanged: boolean, signal: AbortSignal): Promise<void> {
+async function keepStampFresh(
+  ctx: StoreContext,
+  tree: string,
+  stamp: Stamp | undefined,
+  unchanged: boolean,
+  signal: AbortSignal,
+): Promise<void> {
   const times = { refreshed: stamp?.refreshed ?? 0, staged: stamp?.staged ?? 0 };
   if (unchanged && refreshDue(stamp, Date.now())) {
     await git(gitCall(ctx, { verb: 'update-index', args: ['-q', '--refresh'], okCodes: [1], signal }));
@@ -198,7 +266,15 @@ async function keepStampFresh(ctx: StoreContext, tree: string, stamp: Stamp | un
 }
 
 /** Commit the tree as the next checkpoint (its parent the latest, or the newest still whole) and append its record. */
-async function commitCheckpoint(ctx: StoreContext, latest: CheckpointRecord | undefined, tree: string, plan: CapturePlan, skipped: SkippedPath[], opts: SnapshotOptions, signal: AbortSignal): Promise<{ record: CheckpointRecord; changes: ChangedPath[] }> {
+async function commitCheckpoint(
+  ctx: StoreContext,
+  latest: CheckpointRecord | undefined,
+  tree: string,
+  plan: CapturePlan,
+  skipped: SkippedPath[],
+  opts: SnapshotOptions,
+  signal: AbortSignal,
+): Promise<{ record: CheckpointRecord; changes: ChangedPath[] }> {
   const now = Date.now();
   // The stats trailer needs the diff, and the diff needs a commit: diff the trees first.
   const diff = await changedPaths(ctx, latest?.tree ?? null, tree, signal).catch((err: unknown) => {
@@ -257,7 +333,13 @@ async function commitCheckpoint(ctx: StoreContext, latest: CheckpointRecord | un
 }
 
 /** After a checkpoint: mark its packs .keep, count loose objects, pack them or start gc when due. */
-async function afterCommit(ctx: StoreContext, changes: ChangedPath[], staged: number, opts: SnapshotOptions, signal: AbortSignal): Promise<void> {
+async function afterCommit(
+  ctx: StoreContext,
+  changes: ChangedPath[],
+  staged: number,
+  opts: SnapshotOptions,
+  signal: AbortSignal,
+): Promise<void> {
   // Packs written by this snapshot's batches are marked .keep at once, so no git command ever drops them.
   if (staged >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths.gitDir);
   const packState = readPackState(ctx.paths);
@@ -290,7 +372,9 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
     const plan = await planFromDisk(ctx, !latest, signal);
     const unchanged = plan.stage.length === 0 && plan.forceRemove.length === 0;
     const stamp = unchanged && !ctx.scratch ? readStamp(ctx.paths) : undefined;
-    const { tree, skipped } = stamp ? { tree: stamp.tree, skipped: plan.skipped } : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
+    const { tree, skipped } = stamp
+      ? { tree: stamp.tree, skipped: plan.skipped }
+      : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length };
     const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
     if (!commits) {
@@ -320,7 +404,10 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
  * index (diff, status), or into a scratch index and object folder that leave
  * the store byte-identical (dry-run restores). Always returns a tree.
  */
-export async function captureTree(ctx: StoreContext, options: { timeBudgetMs?: number } = {}): Promise<{ tree: string; latest?: CheckpointRecord; skipped: SkippedPath[]; skippedCount: number }> {
+export async function captureTree(
+  ctx: StoreContext,
+  options: { timeBudgetMs?: number } = {},
+): Promise<{ tree: string; latest?: CheckpointRecord; skipped: SkippedPath[]; skippedCount: number }> {
   const result = await snapshotLocked(ctx, { dryCommit: true, ...options });
   return { tree: result.tree, latest: result.record, skipped: result.skipped, skippedCount: result.skippedCount };
 }

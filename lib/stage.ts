@@ -21,14 +21,22 @@ export const PACK_BATCH_MIN = 64;
 
 const ERROR_LINE_RE = /^error: '(.+?)' does not have a commit checked out$/;
 
-export async function stageBatch(ctx: StoreContext, batch: string[], files: number, packed: boolean, signal: AbortSignal, onHashed: (n: number) => void): Promise<SkippedPath[]> {
+export async function stageBatch(
+  ctx: StoreContext,
+  batch: string[],
+  files: number,
+  packed: boolean,
+  signal: AbortSignal,
+  onHashed: (n: number) => void,
+): Promise<SkippedPath[]> {
   const skipped: SkippedPath[] = [];
   const result = await git(
     gitCall(ctx, {
       verb: 'add',
       args: ['-A', '--ignore-errors', '--verbose', '--pathspec-from-file=-', '--pathspec-file-nul'],
       // One pack per batch instead of a loose file per object.
-      configOverrides: packed && files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1', 'pack.compression': String(PACK_COMPRESSION) } : {},
+      configOverrides:
+        packed && files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1', 'pack.compression': String(PACK_COMPRESSION) } : {},
       input: `${batch.join('\0')}\0`,
       okCodes: [1],
       signal,
@@ -69,7 +77,9 @@ export async function holdBack(ctx: StoreContext, paths: string[], latestTree: s
   if (!safe.length) return;
   const before = new Map<string, string>();
   if (latestTree) {
-    const { stdout } = await git(gitCall(ctx, { verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: latestTree }], paths: safe, signal }));
+    const { stdout } = await git(
+      gitCall(ctx, { verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: latestTree }], paths: safe, signal }),
+    );
     for (const line of splitZ(stdout)) {
       const tab = line.indexOf('\t');
       const [mode, , oid] = line.slice(0, tab).split(' ');

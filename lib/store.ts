@@ -11,7 +11,23 @@
  *     lock            cross-process lock
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { CkptError } from './errors.js';
@@ -64,8 +80,13 @@ export function storeDirFor(workspaceRoot: string, env: NodeJS.ProcessEnv = proc
   return path.join(storeRoot(env), storeName(workspaceRoot));
 }
 
-export function storeName(workspaceRoot: string): string {
-  const readable = path.basename(workspaceRoot).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '').slice(0, 40) || 'workspace';
+function storeName(workspaceRoot: string): string {
+  const readable =
+    path
+      .basename(workspaceRoot)
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .replace(/^[.]+/, '')
+      .slice(0, 40) || 'workspace';
   const hash = createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 16);
   return `${readable}-${hash}`;
 }
@@ -221,7 +242,7 @@ function shadowConfigText(): string {
 }
 
 /** Git attributes with the highest precedence: store the bytes on disk, whatever .gitattributes says. */
-export const SHADOW_ATTRIBUTES = '* -text -eol -ident -filter -working-tree-encoding\n';
+const SHADOW_ATTRIBUTES = '* -text -eol -ident -filter -working-tree-encoding\n';
 
 export async function initShadowRepo(paths: StorePaths): Promise<void> {
   if (existsSync(path.join(paths.gitDir, 'HEAD'))) return;

@@ -43,7 +43,8 @@ export function commitMessage(record: RecordMeta): string {
     if (value) trailers.push(`Ckpt-${name}: ${oneLine(value, 500)}`);
   }
   if (record.failed) trailers.push('Ckpt-Failed: true');
-  if (record.subagent) trailers.push(`Ckpt-Subagent: ${oneLine(record.subagent.id)}${record.subagent.type ? ` ${oneLine(record.subagent.type)}` : ''}`);
+  if (record.subagent)
+    trailers.push(`Ckpt-Subagent: ${oneLine(record.subagent.id)}${record.subagent.type ? ` ${oneLine(record.subagent.type)}` : ''}`);
   return `${oneLine(record.message || `${record.kind} checkpoint`, 500)}\n\n${trailers.join('\n')}\n`;
 }
 
@@ -101,7 +102,14 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
     const target = trailers.get('Target');
     const guard = trailers.get('Guard');
     if (!isObjectId(target) || !isObjectId(guard)) return undefined;
-    record.op = { target, guard, journal: '0', counts: { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0, failed: 0 }, failures: [], leftovers: 0 };
+    record.op = {
+      target,
+      guard,
+      journal: '0',
+      counts: { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0, failed: 0 },
+      failures: [],
+      leftovers: 0,
+    };
   }
   return recordProblem(record) ? undefined : record;
 }

@@ -22,7 +22,7 @@ function tail(file: string): string {
   }
 }
 
-/** Pure: the failure of call `callId` recorded in transcript lines (JSONL), or null. */
+/** Pure: the failure of call `callId` recorded in transcript lines (JSONL), or null. @public (tests use it) */
 export function callFailureIn(text: string, callId: string): string | null {
   let failure: string | null = null;
   for (const line of text.split('\n')) {

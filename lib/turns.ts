@@ -70,7 +70,15 @@ export function emptySessionState(): SessionState {
 /** Pure: whether a stored value is a usable state (older git-ckpt wrote fewer fields: those are filled in). */
 export function reviveSessionState(value: unknown): SessionState | undefined {
   const v = value as Partial<SessionState> | null;
-  if (!v || typeof v !== 'object' || !Number.isInteger(v.turn) || !Number.isInteger(v.step) || typeof v.turnKeys !== 'object' || v.turnKeys === null) return undefined;
+  if (
+    !v ||
+    typeof v !== 'object' ||
+    !Number.isInteger(v.turn) ||
+    !Number.isInteger(v.step) ||
+    typeof v.turnKeys !== 'object' ||
+    v.turnKeys === null
+  )
+    return undefined;
   const calls: SessionState['calls'] = {};
   for (const [id, at] of Object.entries((v.calls ?? {}) as Record<string, unknown>)) {
     if (Array.isArray(at) && Number.isInteger(at[0])) calls[id] = [at[0] as number, Number.isInteger(at[1]) ? (at[1] as number) : null];
@@ -105,7 +113,7 @@ function reviveRunning(value: unknown): SessionState['running'] {
 
 const KEPT_KEYS = 200;
 const SEEN_KEPT = 64;
-/** A subagent call older than this is taken as lost (its post will never come). */
+/** A subagent call older than this is taken as lost (its post will never come). @public (tests use it) */
 export const RUNNING_STALE_MS = 10 * 60_000;
 
 function trim<T>(map: Record<string, T>, keep = KEPT_KEYS): Record<string, T> {
@@ -118,19 +126,26 @@ function trim<T>(map: Record<string, T>, keep = KEPT_KEYS): Record<string, T> {
 const CROSS_LOADING = new Set(['copilot', 'cursor']);
 
 /** Pure: the key that names one real event, or null when the payload has nothing to tell two events apart. */
-export function eventKey(e: NumberedEvent): string | null {
+function eventKey(e: NumberedEvent): string | null {
   if (e.eventTime === null && e.callId === null && e.turnKey === null) return null;
   return [e.phase, e.eventTime ?? '', e.callId ?? '', e.turnKey ?? ''].join('|');
 }
 
 /** Pure: number one event and return the next state (the input is not changed). */
 export function numberEvent(state: SessionState, event: NumberedEvent, now: number): Numbering {
-  const next: SessionState = { ...state, turnKeys: { ...state.turnKeys }, calls: { ...state.calls }, running: { ...state.running }, seen: [...state.seen] };
+  const next: SessionState = {
+    ...state,
+    turnKeys: { ...state.turnKeys },
+    calls: { ...state.calls },
+    running: { ...state.running },
+    seen: [...state.seen],
+  };
 
   if (CROSS_LOADING.has(event.agent) || event.agent !== event.via) {
     const key = eventKey(event);
     if (key !== null) {
-      if (next.seen.includes(key)) return { turn: state.turn || null, step: null, duplicate: true, defer: false, title: null, hold: [], state };
+      if (next.seen.includes(key))
+        return { turn: state.turn || null, step: null, duplicate: true, defer: false, title: null, hold: [], state };
       next.seen = [...next.seen, key].slice(-SEEN_KEPT);
     }
   }
@@ -150,7 +165,10 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     if (realPrompt) openTurn(event.title ?? null);
     else next.ended = false;
     turn = next.turn;
-  } else if (event.phase !== 'session-start' && (next.turn === 0 || event.turnKey !== null || (next.ended && (event.phase === 'pre' || event.phase === 'post')))) {
+  } else if (
+    event.phase !== 'session-start' &&
+    (next.turn === 0 || event.turnKey !== null || (next.ended && (event.phase === 'pre' || event.phase === 'post')))
+  ) {
     // A tool call in a new turn whose prompt hook never fired (hooks installed mid-session, or no prompt hook).
     openTurn(null);
     turn = next.turn;
@@ -187,7 +205,15 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
 
   next.turnKeys = trim(next.turnKeys);
   next.calls = trim(next.calls);
-  return { turn: turn > 0 ? turn : null, step, duplicate: false, defer, title: turn === next.turn && turn > 0 ? next.title : null, hold: [...new Set(hold)], state: next };
+  return {
+    turn: turn > 0 ? turn : null,
+    step,
+    duplicate: false,
+    defer,
+    title: turn === next.turn && turn > 0 ? next.title : null,
+    hold: [...new Set(hold)],
+    state: next,
+  };
 }
 
 /** Pure: the state after a checkpoint carried the turn's title. */

@@ -132,7 +132,11 @@ export class Workspace {
   }
 
   /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
-  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal, lockTimeoutMs?: number): Promise<T> {
+  private async exclusive<T>(
+    fn: (paths: StorePaths, settings: Settings) => Promise<T>,
+    signal?: AbortSignal,
+    lockTimeoutMs?: number,
+  ): Promise<T> {
     const paths = this.ensureStore();
     return serialize(paths.dir, async () => {
       // Settings name the lock timeout, so read them first when the shadow repository exists;
@@ -158,7 +162,11 @@ export class Workspace {
   /** Capture the workspace as a checkpoint (nothing is created when nothing changed). */
   async snapshot(request: SnapshotRequest = {}): Promise<SnapshotResult> {
     const kind = request.kind ?? 'manual';
-    if (!USER_KINDS.includes(kind)) throw new CkptError('usage', `a snapshot's kind is one of ${USER_KINDS.join(', ')}, not ${JSON.stringify(kind)} (guards and operation records are made by restore, revert and undo)`);
+    if (!USER_KINDS.includes(kind))
+      throw new CkptError(
+        'usage',
+        `a snapshot's kind is one of ${USER_KINDS.join(', ')}, not ${JSON.stringify(kind)} (guards and operation records are made by restore, revert and undo)`,
+      );
     // Only the user's options reach the engine: its internal capture modes are not part of this face.
     const { message, session, turn, step, tool, timeBudgetMs, onProgress, signal } = request;
     const options: SnapshotOptions = { message, session, turn, step, tool, kind, timeBudgetMs, onProgress, signal };
@@ -195,7 +203,10 @@ export class Workspace {
       if (target.parent) {
         const known = view.records.some((r) => r.id === target.parent);
         if (!known || view.degraded[target.parent]) {
-          throw new CkptError('degraded', `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`);
+          throw new CkptError(
+            'degraded',
+            `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`,
+          );
         }
       }
       return (await restoreModule()).revertLocked(this.context(paths, settings), target, options);
@@ -209,7 +220,8 @@ export class Workspace {
       const restore = await restoreModule();
       const last = restore.lastOperation(records);
       for (const id of last?.op ? [last.id, last.op.guard] : []) {
-        if (degraded[id]) throw new CkptError('degraded', `cannot undo: checkpoint ${id.slice(0, 10)} is degraded (${describeMissing(degraded[id])})`);
+        if (degraded[id])
+          throw new CkptError('degraded', `cannot undo: checkpoint ${id.slice(0, 10)} is degraded (${describeMissing(degraded[id])})`);
       }
       return restore.undoLocked(this.context(paths, settings), records, options, warnings.length);
     });
@@ -251,7 +263,9 @@ export class Workspace {
   /** Finish or roll back an interrupted restore, revert or undo. */
   async recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
-    return this.exclusive(async (paths, settings) => (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action));
+    return this.exclusive(async (paths, settings) =>
+      (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action),
+    );
   }
 
   private ledger(): LedgerRead {
@@ -272,7 +286,12 @@ export class Workspace {
     // A turn's title rides on its first checkpoint, which `limit` may cut: gather them from all records.
     const titles: Record<string, string> = {};
     for (const r of records) if (r.prompt && r.session !== null && r.turn !== null) titles[turnTitleKey(r.session, r.turn)] ??= r.prompt;
-    return { records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit), total: newestFirst.length, warnings, titles };
+    return {
+      records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit),
+      total: newestFirst.length,
+      warnings,
+      titles,
+    };
   }
 
   /**
@@ -280,7 +299,10 @@ export class Workspace {
    * parent (or it is degraded), the diff is from the nearest older checkpoint
    * still whole, and `base` says so.
    */
-  async show(address: string, options: { format?: DiffFormat; color?: boolean } = {}): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
+  async show(
+    address: string,
+    options: { format?: DiffFormat; color?: boolean } = {},
+  ): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
     const view = await this.checked();
     const record = resolveInView(view, address);
     const { from, base } = showBase(view.records, view.degraded, record);

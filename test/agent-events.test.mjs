@@ -21,32 +21,63 @@ function hook(box, agent, phase, payload, env = {}) {
 function storeText(box) {
   const dir = storeDir(box);
   const files = ['ledger.jsonl', 'hook.log', 'sessions.json'].filter((f) => existsSync(path.join(dir, f)));
-  return files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n') + shadowGit(box, ['cat-file', '--batch-all-objects', '--batch'], 'latin1');
+  return (
+    files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n') +
+    shadowGit(box, ['cat-file', '--batch-all-objects', '--batch'], 'latin1')
+  );
 }
 
 // One example per rule of the table: the secret goes, the shape stays.
 const SECRETS = [
-  ['private key block', 'cat <<EOF > k\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nEOF', 'b3BlbnNzaC1rZXktdjEAAAAA'],
+  [
+    'private key block',
+    'cat <<EOF > k\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nEOF',
+    'b3BlbnNzaC1rZXktdjEAAAAA',
+  ],
   ['authorization header', `curl -H 'Authorization: Bearer abc123.def456-ghi' https://api.example.com`, 'abc123.def456-ghi'],
   ['bearer or basic credentials', 'http GET example.com "Basic dXNlcjpwYXNzd29yZA=="', 'dXNlcjpwYXNzd29yZA=='],
   ['credentials in a URL', 'git clone https://alice:hunter2pass@example.com/repo.git', 'hunter2pass'],
   ['OpenAI or Anthropic key (sk-…)', 'export X=1; llm --key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv', 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv'],
   ['Stripe key', 'stripe charge --api sk_live_51HfakeFAKEfake0000', 'sk_live_51HfakeFAKEfake0000'],
-  ['GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)', 'gh auth login --with ghp_0123456789abcdefghijABCDEFGHIJ', 'ghp_0123456789abcdefghijABCDEFGHIJ'],
-  ['GitHub fine-grained token (github_pat_)', 'echo github_pat_11ABCDEFG0123456789_abcdefghijklmnop | gh auth login', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnop'],
+  [
+    'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)',
+    'gh auth login --with ghp_0123456789abcdefghijABCDEFGHIJ',
+    'ghp_0123456789abcdefghijABCDEFGHIJ',
+  ],
+  [
+    'GitHub fine-grained token (github_pat_)',
+    'echo github_pat_11ABCDEFG0123456789_abcdefghijklmnop | gh auth login',
+    'github_pat_11ABCDEFG0123456789_abcdefghijklmnop',
+  ],
   ['AWS access key id (AKIA…, ASIA…)', 'aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE', 'AKIAIOSFODNN7EXAMPLE'],
   ['Slack token (xox…-)', 'slack-notify xoxb-123456789012-abcdefghijkl', 'xoxb-123456789012-abcdefghijkl'],
   ['Google API key (AIza…)', 'gcloud --key AIzaSyA1234567890abcdefghijklmnopqrstuv', 'AIzaSyA1234567890abcdefghijklmnopqrstuv'],
-  ['npm token (npm_…)', 'npm config set //registry/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789', 'npm_abcdefghijklmnopqrstuvwxyz0123456789'],
-  ['JSON web token', 'curl -d token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N'],
+  [
+    'npm token (npm_…)',
+    'npm config set //registry/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789',
+    'npm_abcdefghijklmnopqrstuvwxyz0123456789',
+  ],
+  [
+    'JSON web token',
+    'curl -d token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N',
+    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N',
+  ],
   ['password or token flag (--password=…, --token …)', 'psql --password=s3cr3t-pw && vault login --token hvs.CAESIJ', 's3cr3t-pw'],
   ['attached password flag (-pVALUE)', 'docker exec db mysql -uroot -pTopSecret9 app', 'TopSecret9'],
-  ['NAME=value with KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in NAME', 'SERVICE_API_TOKEN=plainvalue123 DB_PASSWORD="two words" npm start', 'plainvalue123'],
+  [
+    'NAME=value with KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in NAME',
+    'SERVICE_API_TOKEN=plainvalue123 DB_PASSWORD="two words" npm start',
+    'plainvalue123',
+  ],
   ['"name": "value" with a secret name (JSON, YAML)', `echo '{"client_secret": "cs-99887766"}' > creds.json`, 'cs-99887766'],
 ];
 
 test('redaction: every rule of the table has an example, each secret goes and the command stays readable', (t) => {
-  t.deepEqual(SECRETS.map(([name]) => name), REDACTION_RULES.map((r) => r.name), 'one example per rule, in table order');
+  t.deepEqual(
+    SECRETS.map(([name]) => name),
+    REDACTION_RULES.map((r) => r.name),
+    'one example per rule, in table order',
+  );
   for (const [name, text, secret] of SECRETS) {
     const out = redact(text);
     t.false(out.includes(secret), `${name}: ${out}`);
@@ -55,19 +86,31 @@ test('redaction: every rule of the table has an example, each secret goes and th
   t.false(redact('DB_PASSWORD="two words" x').includes('two words'));
   t.false(redact('vault login --token hvs.CAESIJ').includes('hvs.CAESIJ'));
   // Ordinary commands are left as they are.
-  for (const plain of ['mkdir -p src/lib && tar -pczf out.tgz src', 'npm test -- --grep "basic information"', 'git commit -m "key points" && make KEYWORDS', 'ls -la ~/.ssh']) {
+  for (const plain of [
+    'mkdir -p src/lib && tar -pczf out.tgz src',
+    'npm test -- --grep "basic information"',
+    'git commit -m "key points" && make KEYWORDS',
+    'ls -la ~/.ssh',
+  ]) {
     t.is(redact(plain), plain);
   }
 });
 
 test('input summaries never hold file content: a patch lists its paths, a command is redacted, an unknown tool shows argument names', (t) => {
-  const patch = '*** Begin Patch\n*** Add File: .env\n+SERVICE_API_TOKEN=example-not-a-real-secret\n*** Update File: src/app.ts\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch\n';
+  const patch =
+    '*** Begin Patch\n*** Add File: .env\n+SERVICE_API_TOKEN=example-not-a-real-secret\n*** Update File: src/app.ts\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch\n';
   t.is(payloads.summarizeInput({ command: patch }), 'A .env, M src/app.ts, D old.txt');
   t.is(payloads.summarizeInput({ file_path: '/w/notes.txt', content: 'TOKEN=abc' }), '/w/notes.txt');
   t.is(payloads.summarizeInput({ path: '/w/x.txt', file_text: 'password=1' }), '/w/x.txt');
-  t.is(payloads.summarizeInput({ command: 'curl -H "Authorization: Bearer tok_1234567890"' }), 'curl -H "Authorization: Bearer [REDACTED]"');
+  t.is(
+    payloads.summarizeInput({ command: 'curl -H "Authorization: Bearer tok_1234567890"' }),
+    'curl -H "Authorization: Bearer [REDACTED]"',
+  );
   t.is(payloads.summarizeInput({ content: 'API_KEY=xyz', mode: 'w' }), '(content, mode)');
-  t.is(payloads.promptTitle('\n  Fix the login bug, my key is sk-proj-abcdefghijklmnopqrstu\nmore lines'), 'Fix the login bug, my key is [REDACTED]');
+  t.is(
+    payloads.promptTitle('\n  Fix the login bug, my key is sk-proj-abcdefghijklmnopqrstu\nmore lines'),
+    'Fix the login bug, my key is [REDACTED]',
+  );
   t.is(payloads.promptTitle('x'.repeat(300)).length, 100);
   t.true(payloads.isInjectedPrompt('<task-notification>\n<task-id>a</task-id>'));
   t.false(payloads.isInjectedPrompt('please read <task-notification> tags'));
@@ -179,7 +222,17 @@ test('numbering (pure): Copilot delivering each event twice (its own config and 
       if (!n.duplicate) out.push(`${phase}@t${n.turn}.s${n.step ?? '-'}`);
     }
   }
-  t.deepEqual(out, ['turn-start@t1.s-', 'pre@t1.s1', 'post@t1.s1', 'pre@t1.s2', 'post@t1.s2', 'turn-end@t1.s-', 'turn-start@t2.s-', 'pre@t2.s1', 'post@t2.s1']);
+  t.deepEqual(out, [
+    'turn-start@t1.s-',
+    'pre@t1.s1',
+    'post@t1.s1',
+    'pre@t1.s2',
+    'post@t1.s2',
+    'turn-end@t1.s-',
+    'turn-start@t2.s-',
+    'pre@t2.s1',
+    'post@t2.s1',
+  ]);
 });
 
 test('a Claude session with a background subagent, a failed call and a task notification, through the real entry script', async (t) => {
@@ -187,39 +240,94 @@ test('a Claude session with a background subagent, a failed call and a task noti
   write(box, 'notes.txt', 'alpha\n');
   const env = { CLAUDE_PROJECT_DIR: box.ws };
   const s = 'sess-bg';
-  const base = (prompt_id, extra) => ({ session_id: s, transcript_path: '/home/u/.claude/projects/p/sess-bg.jsonl', cwd: box.ws, prompt_id, ...extra });
-  const tool = (prompt_id, event, name, input, id, extra = {}) => base(prompt_id, { hook_event_name: event, tool_name: name, tool_input: input, tool_use_id: id, ...extra });
+  const base = (prompt_id, extra) => ({
+    session_id: s,
+    transcript_path: '/home/u/.claude/projects/p/sess-bg.jsonl',
+    cwd: box.ws,
+    prompt_id,
+    ...extra,
+  });
+  const tool = (prompt_id, event, name, input, id, extra = {}) =>
+    base(prompt_id, { hook_event_name: event, tool_name: name, tool_input: input, tool_use_id: id, ...extra });
   await hook(box, 'claude', 'session-start', { session_id: s, cwd: box.ws, hook_event_name: 'SessionStart', source: 'startup' }, env);
-  await hook(box, 'claude', 'turn-start', base('p1', { hook_event_name: 'UserPromptSubmit', prompt: 'Edit notes, then fail\nsecond line' }), env);
+  await hook(
+    box,
+    'claude',
+    'turn-start',
+    base('p1', { hook_event_name: 'UserPromptSubmit', prompt: 'Edit notes, then fail\nsecond line' }),
+    env,
+  );
   await hook(box, 'claude', 'pre', tool('p1', 'PreToolUse', 'Edit', { file_path: path.join(box.ws, 'notes.txt') }, 't1'), env);
   write(box, 'notes.txt', 'ALPHA\n');
   await hook(box, 'claude', 'post', tool('p1', 'PostToolUse', 'Edit', { file_path: path.join(box.ws, 'notes.txt') }, 't1'), env);
-  await hook(box, 'claude', 'pre', tool('p1', 'PreToolUse', 'Bash', { command: 'rm notes.txt && echo gone > removed.log && exit 3' }, 't2'), env);
+  await hook(
+    box,
+    'claude',
+    'pre',
+    tool('p1', 'PreToolUse', 'Bash', { command: 'rm notes.txt && echo gone > removed.log && exit 3' }, 't2'),
+    env,
+  );
   rmSync(path.join(box.ws, 'notes.txt'));
   write(box, 'removed.log', 'gone\n');
-  await hook(box, 'claude', 'post', tool('p1', 'PostToolUseFailure', 'Bash', { command: 'rm notes.txt && echo gone > removed.log && exit 3' }, 't2', { error: 'Exit code 3\nmore', is_interrupt: false }), env);
+  await hook(
+    box,
+    'claude',
+    'post',
+    tool('p1', 'PostToolUseFailure', 'Bash', { command: 'rm notes.txt && echo gone > removed.log && exit 3' }, 't2', {
+      error: 'Exit code 3\nmore',
+      is_interrupt: false,
+    }),
+    env,
+  );
   await hook(box, 'claude', 'turn-end', base('p1', { hook_event_name: 'Stop' }), env);
 
   await hook(box, 'claude', 'turn-start', base('p2', { hook_event_name: 'UserPromptSubmit', prompt: 'Run a subagent' }), env);
   await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
   const sub = { agent_id: 'ac6d9c72bdbebde89', agent_type: 'general-purpose' };
-  await hook(box, 'claude', 'pre', tool('p2', 'PreToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt'), content: 'x' }, 'sw', sub), env);
+  await hook(
+    box,
+    'claude',
+    'pre',
+    tool('p2', 'PreToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt'), content: 'x' }, 'sw', sub),
+    env,
+  );
   // The background subagent writes before the main thread's Agent post and Stop: both must leave
   // that file to the subagent's own post.
   write(box, 'sub_agent.txt', 'from the subagent\n');
   await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Agent', { description: 'Write files', prompt: 'write' }, 'ag'), env);
-  await hook(box, 'claude', 'turn-end', base('p2', { hook_event_name: 'Stop', background_tasks: [{ id: sub.agent_id, status: 'running' }] }), env);
+  await hook(
+    box,
+    'claude',
+    'turn-end',
+    base('p2', { hook_event_name: 'Stop', background_tasks: [{ id: sub.agent_id, status: 'running' }] }),
+    env,
+  );
   await hook(box, 'claude', 'post', tool('p2', 'PostToolUse', 'Write', { file_path: path.join(box.ws, 'sub_agent.txt') }, 'sw', sub), env);
   await hook(box, 'claude', 'subagent-end', base('p2', { hook_event_name: 'SubagentStop', ...sub }), env);
-  await hook(box, 'claude', 'turn-start', base('p3', { hook_event_name: 'UserPromptSubmit', prompt: `<task-notification>\n<task-id>${sub.agent_id}</task-id>\n<status>completed</status>\n</task-notification>` }), env);
+  await hook(
+    box,
+    'claude',
+    'turn-start',
+    base('p3', {
+      hook_event_name: 'UserPromptSubmit',
+      prompt: `<task-notification>\n<task-id>${sub.agent_id}</task-id>\n<status>completed</status>\n</task-notification>`,
+    }),
+    env,
+  );
   await hook(box, 'claude', 'turn-end', base('p3', { hook_event_name: 'Stop' }), env);
   await hook(box, 'claude', 'turn-start', base('p4', { hook_event_name: 'UserPromptSubmit', prompt: 'Third prompt' }), env);
   write(box, 'third.txt', '3\n');
   await hook(box, 'claude', 'post', tool('p4', 'PostToolUse', 'Write', { file_path: path.join(box.ws, 'third.txt') }, 't4'), env);
 
   const records = ledgerLines(box).filter((r) => r.agent);
-  const summary = records.map((r) => `${r.phase}:${r.tool ?? '-'}@t${r.turn ?? '-'}.s${r.step ?? '-'}${r.subagent ? ' sub' : ''}${r.failed ? ' failed' : ''}`);
-  t.deepEqual(summary, ['session-start:-@t-.s-', 'post:Edit@t1.s1', 'post:Bash@t1.s2 failed', 'post:Write@t2.s2 sub', 'post:Write@t3.s1'], summary.join('\n'));
+  const summary = records.map(
+    (r) => `${r.phase}:${r.tool ?? '-'}@t${r.turn ?? '-'}.s${r.step ?? '-'}${r.subagent ? ' sub' : ''}${r.failed ? ' failed' : ''}`,
+  );
+  t.deepEqual(
+    summary,
+    ['session-start:-@t-.s-', 'post:Edit@t1.s1', 'post:Bash@t1.s2 failed', 'post:Write@t2.s2 sub', 'post:Write@t3.s1'],
+    summary.join('\n'),
+  );
   const [, edit, failed, subWrite, third] = records;
   t.is(edit.prompt, 'Edit notes, then fail');
   t.is(edit.agentTurn, 'p1');
@@ -249,16 +357,50 @@ test('no secret from a payload reaches the store: a Codex patch adding .env, a t
   const token = 'SERVICE_API_TOKEN=example-not-a-real-secret-42';
   const patch = `*** Begin Patch\n*** Add File: .env\n+${token}\n*** Add File: app.cfg\n+debug=false\n*** End Patch\n`;
   const base = { session_id: 'cx', turn_id: 'tu1', transcript_path: null, cwd: box.ws, model: 'gpt-5.5' };
-  await hook(box, 'codex', 'turn-start', { ...base, hook_event_name: 'UserPromptSubmit', prompt: 'use ghp_0123456789abcdefghijABCDEFGHIJ to push' });
-  await hook(box, 'codex', 'pre', { ...base, hook_event_name: 'PreToolUse', tool_name: 'apply_patch', tool_input: { command: patch }, tool_use_id: 'c1' });
+  await hook(box, 'codex', 'turn-start', {
+    ...base,
+    hook_event_name: 'UserPromptSubmit',
+    prompt: 'use ghp_0123456789abcdefghijABCDEFGHIJ to push',
+  });
+  await hook(box, 'codex', 'pre', {
+    ...base,
+    hook_event_name: 'PreToolUse',
+    tool_name: 'apply_patch',
+    tool_input: { command: patch },
+    tool_use_id: 'c1',
+  });
   write(box, '.env', `${token}\n`);
   write(box, 'app.cfg', 'debug=false\n');
-  await hook(box, 'codex', 'post', { ...base, hook_event_name: 'PostToolUse', tool_name: 'apply_patch', tool_input: { command: patch }, tool_response: 'Success. Updated the following files:\nA .env\nA app.cfg\n', tool_use_id: 'c1' });
-  await hook(box, 'codex', 'pre', { ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'curl -H "Authorization: Bearer abcdef123456" -d @app.cfg x' }, tool_use_id: 'c2' });
+  await hook(box, 'codex', 'post', {
+    ...base,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'apply_patch',
+    tool_input: { command: patch },
+    tool_response: 'Success. Updated the following files:\nA .env\nA app.cfg\n',
+    tool_use_id: 'c1',
+  });
+  await hook(box, 'codex', 'pre', {
+    ...base,
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'curl -H "Authorization: Bearer abcdef123456" -d @app.cfg x' },
+    tool_use_id: 'c2',
+  });
   write(box, 'out.txt', 'x\n');
-  await hook(box, 'cursor', 'post', { conversation_id: 'cx2', generation_id: 'g', workspace_roots: [box.ws], cwd: box.ws, hook_event_name: 'postToolUseFailure', tool_name: 'Shell', tool_input: { command: 'deploy' }, tool_use_id: 'c3', error_message: 'denied for token ghp_0123456789abcdefghijABCDEFGHIJ' });
+  await hook(box, 'cursor', 'post', {
+    conversation_id: 'cx2',
+    generation_id: 'g',
+    workspace_roots: [box.ws],
+    cwd: box.ws,
+    hook_event_name: 'postToolUseFailure',
+    tool_name: 'Shell',
+    tool_input: { command: 'deploy' },
+    tool_use_id: 'c3',
+    error_message: 'denied for token ghp_0123456789abcdefghijABCDEFGHIJ',
+  });
   const text = storeText(box);
-  for (const secret of ['example-not-a-real-secret-42', 'ghp_0123456789abcdefghijABCDEFGHIJ', 'abcdef123456']) t.false(text.includes(secret), secret);
+  for (const secret of ['example-not-a-real-secret-42', 'ghp_0123456789abcdefghijABCDEFGHIJ', 'abcdef123456'])
+    t.false(text.includes(secret), secret);
   const records = ledgerLines(box).filter((r) => r.agent);
   const post = records.find((r) => r.tool === 'apply_patch');
   t.is(post.input, 'A .env, A app.cfg');
@@ -278,9 +420,18 @@ test('Copilot running its own hooks and Claude’s: one turn, steps 1 and 2, age
     await hook(box, 'claude', phase, { session_id: sid, timestamp: iso(ms), cwd: box.ws, ...claude }, env);
   };
   await pair('session-start', 1796029374334, { source: 'new' }, { hook_event_name: 'SessionStart', source: 'new' });
-  await pair('turn-start', 1796029374431, { prompt: 'create dbl.txt and append' }, { hook_event_name: 'UserPromptSubmit', prompt: 'create dbl.txt and append' });
+  await pair(
+    'turn-start',
+    1796029374431,
+    { prompt: 'create dbl.txt and append' },
+    { hook_event_name: 'UserPromptSubmit', prompt: 'create dbl.txt and append' },
+  );
   const create = { toolName: 'create', toolArgs: { path: path.join(box.ws, 'dbl.txt'), file_text: 'one\n' } };
-  const write1 = { hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { path: path.join(box.ws, 'dbl.txt'), file_text: 'one\n' } };
+  const write1 = {
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Write',
+    tool_input: { path: path.join(box.ws, 'dbl.txt'), file_text: 'one\n' },
+  };
   await pair('pre', 1796029375775, create, write1);
   write(box, 'dbl.txt', 'one\n');
   await pair('post', 1796029376592, create, { ...write1, hook_event_name: 'PostToolUse' });
@@ -291,7 +442,10 @@ test('Copilot running its own hooks and Claude’s: one turn, steps 1 and 2, age
   await pair('post', 1796029378506, bash, { ...bash1, hook_event_name: 'PostToolUse' });
   await pair('turn-end', 1796029379498, { stopReason: 'end_turn' }, { hook_event_name: 'Stop' });
   const records = ledgerLines(box).filter((r) => r.agent && r.phase !== 'session-start');
-  t.deepEqual(records.map((r) => `${r.agent} ${r.phase}:${r.tool}@t${r.turn}.s${r.step}`), ['copilot post:create@t1.s1', 'copilot post:bash@t1.s2']);
+  t.deepEqual(
+    records.map((r) => `${r.agent} ${r.phase}:${r.tool}@t${r.turn}.s${r.step}`),
+    ['copilot post:create@t1.s1', 'copilot post:bash@t1.s2'],
+  );
   t.is(records[0].prompt, 'create dbl.txt and append');
 });
 
@@ -301,7 +455,14 @@ test('an uncaptured file is listed by status and logged once, not on every hook;
   write(box, '.env', 'TOKEN=1\n');
   for (let i = 0; i < 3; i++) {
     write(box, 'a.txt', `a${i}\n`);
-    await hook(box, 'claude', 'post', { session_id: 's', prompt_id: 'p', cwd: box.ws, tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_use_id: `t${i}` });
+    await hook(box, 'claude', 'post', {
+      session_id: 's',
+      prompt_id: 'p',
+      cwd: box.ws,
+      tool_name: 'Bash',
+      tool_input: { command: `step ${i}` },
+      tool_use_id: `t${i}`,
+    });
   }
   const log = readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8');
   t.is(log.match(/not captured: \.env \(secret\)/g)?.length, 1, log);
@@ -315,7 +476,14 @@ test('an uncaptured file is listed by status and logged once, not on every hook;
   appendFileSync(config, '[ckpt]\n\trecordPrompts = false\n');
   await hook(box, 'claude', 'turn-start', { session_id: 's2', prompt_id: 'q', cwd: box.ws, prompt: 'do not keep me' });
   write(box, 'b.txt', 'b\n');
-  await hook(box, 'claude', 'post', { session_id: 's2', prompt_id: 'q', cwd: box.ws, tool_name: 'Write', tool_input: { file_path: 'b.txt' }, tool_use_id: 'b' });
+  await hook(box, 'claude', 'post', {
+    session_id: 's2',
+    prompt_id: 'q',
+    cwd: box.ws,
+    tool_name: 'Write',
+    tool_input: { file_path: 'b.txt' },
+    tool_use_id: 'b',
+  });
   t.false(JSON.stringify(ledgerLines(box)).includes('do not keep me'));
 });
 
@@ -335,14 +503,39 @@ test('restore --dry-run with leftovers does not claim the workspace matches', as
 
 test('a shell call that exited non-zero is a failed call: Copilot says so in its result text, Codex in its transcript', async (t) => {
   const { callFailureIn } = await import(path.join(ROOT, 'dist', 'lib', 'transcript.js'));
-  const post = (text) => payloads.parseHookPayload('copilot', 'post', JSON.stringify({ sessionId: 's', toolName: 'bash', toolArgs: {}, toolResult: { resultType: 'success', textResultForLlm: text } }));
+  const post = (text) =>
+    payloads.parseHookPayload(
+      'copilot',
+      'post',
+      JSON.stringify({ sessionId: 's', toolName: 'bash', toolArgs: {}, toolResult: { resultType: 'success', textResultForLlm: text } }),
+    );
   t.like(post('\n<shellId: 1 completed with exit code 3>'), { failed: true, error: 'exit code 3' });
   t.like(post('\n<shellId: 0 completed with exit code 0>'), { failed: false, error: null });
-  const gemini = (response) => payloads.parseHookPayload('gemini', 'post', JSON.stringify({ session_id: 'g', hook_event_name: 'AfterTool', tool_name: 'run_shell_command', tool_input: { command: 'x' }, tool_response: response }));
-  t.like(gemini({ llmContent: '<untrusted_context>\nOutput: boom\nExit Code: 3\nProcess Group PGID: 1\n</untrusted_context>', returnDisplay: 'boom' }), { failed: true, error: 'exit code 3' });
+  const gemini = (response) =>
+    payloads.parseHookPayload(
+      'gemini',
+      'post',
+      JSON.stringify({
+        session_id: 'g',
+        hook_event_name: 'AfterTool',
+        tool_name: 'run_shell_command',
+        tool_input: { command: 'x' },
+        tool_response: response,
+      }),
+    );
+  t.like(
+    gemini({
+      llmContent: '<untrusted_context>\nOutput: boom\nExit Code: 3\nProcess Group PGID: 1\n</untrusted_context>',
+      returnDisplay: 'boom',
+    }),
+    { failed: true, error: 'exit code 3' },
+  );
   t.like(gemini({ llmContent: '', returnDisplay: 'Command exited with code: 2' }), { failed: true, error: 'exit code 2' });
   t.like(gemini({ llmContent: 'Output: (empty)', returnDisplay: '' }), { failed: false });
-  t.like(gemini({ llmContent: 'x', error: { type: 'FILE_NOT_FOUND', message: 'File not found: a.txt' } }), { failed: true, error: 'File not found: a.txt' });
+  t.like(gemini({ llmContent: 'x', error: { type: 'FILE_NOT_FOUND', message: 'File not found: a.txt' } }), {
+    failed: true,
+    error: 'File not found: a.txt',
+  });
   const lines = [
     '{"cut":"a line cut by the tail read',
     JSON.stringify({ type: 'event_msg', payload: { type: 'item_completed', item: { id: 'call_ok', status: 'completed', exit_code: 0 } } }),
@@ -355,7 +548,17 @@ test('a shell call that exited non-zero is a failed call: Copilot says so in its
   const box = sandbox();
   const transcript = write(box, '../rollout.jsonl', `${lines}\n`);
   write(box, 'side.txt', 'made before failing\n');
-  await hook(box, 'codex', 'post', { session_id: 'cx', turn_id: 't', transcript_path: transcript, cwd: box.ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'echo x > side.txt; exit 3' }, tool_response: 'boom', tool_use_id: 'call_bad' });
+  await hook(box, 'codex', 'post', {
+    session_id: 'cx',
+    turn_id: 't',
+    transcript_path: transcript,
+    cwd: box.ws,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'echo x > side.txt; exit 3' },
+    tool_response: 'boom',
+    tool_use_id: 'call_bad',
+  });
   t.like(ledgerLines(box).at(-1), { failed: true, error: 'exit code 3: boom', call: 'call_bad' });
 });
 
@@ -371,17 +574,32 @@ test('hooks status: whether each agent will run the wired hooks, from its own tr
   verdict(trust.claudeVerdict([], { projects: {} }, root), 'unknown', /trust dialog/);
 
   const hooksFile = `${root}/.codex/hooks.json`;
-  const config = { hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex pre", timeout: 30 }] }], Stop: [{ hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex turn-end", timeout: 30 }] }] } };
+  const config = {
+    hooks: {
+      PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex pre", timeout: 30 }] }],
+      Stop: [{ hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex turn-end", timeout: 30 }] }],
+    },
+  };
   const ours = (c) => c.includes('git-ckpt-hook');
   const entries = trust.codexHookTrustEntries(hooksFile, config);
-  t.deepEqual(entries.map((e) => e.key), [`${hooksFile}:pre_tool_use:0:0`, `${hooksFile}:stop:0:0`]);
+  t.deepEqual(
+    entries.map((e) => e.key),
+    [`${hooksFile}:pre_tool_use:0:0`, `${hooksFile}:stop:0:0`],
+  );
   verdict(trust.codexVerdict('project', root, hooksFile, config, {}, ours), 'no', /project is trusted/);
   const projectTrusted = { projects: { [root]: { trust_level: 'trusted' } } };
   verdict(trust.codexVerdict('project', root, hooksFile, config, projectTrusted, ours), 'no', /2 hooks are not trusted/);
   const state = Object.fromEntries(entries.map((e) => [e.key, { trusted_hash: e.hash }]));
   verdict(trust.codexVerdict('project', root, hooksFile, config, { ...projectTrusted, hooks: { state } }, ours), 'yes');
-  const changed = { ...config, hooks: { ...config.hooks, Stop: [{ hooks: [{ type: 'command', command: "sh '/y/git-ckpt-hook' codex turn-end", timeout: 30 }] }] } };
-  verdict(trust.codexVerdict('project', root, hooksFile, changed, { ...projectTrusted, hooks: { state } }, ours), 'no', /1 of git-ckpt’s 2/);
+  const changed = {
+    ...config,
+    hooks: { ...config.hooks, Stop: [{ hooks: [{ type: 'command', command: "sh '/y/git-ckpt-hook' codex turn-end", timeout: 30 }] }] },
+  };
+  verdict(
+    trust.codexVerdict('project', root, hooksFile, changed, { ...projectTrusted, hooks: { state } }, ours),
+    'no',
+    /1 of git-ckpt’s 2/,
+  );
 
   verdict(trust.geminiVerdict(root, {}, {}, { [root]: 'TRUST_FOLDER' }), 'yes');
   verdict(trust.geminiVerdict(root, {}, {}, {}), 'no', /trust the folder/);
@@ -410,19 +628,42 @@ test('snapshot --kind takes only the user kinds; a record the ledger reader woul
   write(box, 'a.txt', 'b\n');
   const next = await ckptJson(box, ['snapshot']);
   t.is(next.parent, made.id, 'the chain goes on from the record just written');
-  t.deepEqual((await ckptJson(box, ['log'])).map((r) => r.kind), ['manual', 'turn']);
+  t.deepEqual(
+    (await ckptJson(box, ['log'])).map((r) => r.kind),
+    ['manual', 'turn'],
+  );
 });
 
 test('8 hook processes fired at once on a workspace with no store yet: the store is made once, under the lock, and no event is lost', async (t) => {
   const box = sandbox();
   for (let i = 0; i < 8; i++) write(box, `f${i}.txt`, `${i}\n`);
-  const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => hook(box, 'claude', 'post', { session_id: 'first', prompt_id: 'p', cwd: box.ws, tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_use_id: `t${i}` })));
-  t.deepEqual(runs.map((r) => r.code), Array(8).fill(0));
+  const runs = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      hook(box, 'claude', 'post', {
+        session_id: 'first',
+        prompt_id: 'p',
+        cwd: box.ws,
+        tool_name: 'Bash',
+        tool_input: { command: `step ${i}` },
+        tool_use_id: `t${i}`,
+      }),
+    ),
+  );
+  t.deepEqual(
+    runs.map((r) => r.code),
+    Array(8).fill(0),
+  );
   const logFile = path.join(storeDir(box), 'hook.log');
-  t.false(existsSync(logFile) && /no checkpoint/.test(readFileSync(logFile, 'utf8')), existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  t.false(
+    existsSync(logFile) && /no checkpoint/.test(readFileSync(logFile, 'utf8')),
+    existsSync(logFile) ? readFileSync(logFile, 'utf8') : '',
+  );
   const records = ledgerLines(box);
   t.is(records.length, 1, 'the first hook captured all 8 files; the others found nothing new');
-  t.deepEqual(records[0].paths.map((p) => p.path).sort(), Array.from({ length: 8 }, (_, i) => `f${i}.txt`));
+  t.deepEqual(
+    records[0].paths.map((p) => p.path).sort(),
+    Array.from({ length: 8 }, (_, i) => `f${i}.txt`),
+  );
   const steps = JSON.parse(readFileSync(path.join(storeDir(box), 'sessions.json'), 'utf8')).first.step;
   t.is(steps, 8, 'every event was numbered');
 });
@@ -483,5 +724,14 @@ test('Cursor running its own hooks and Claude’s: recognised from CURSOR_VERSIO
       if (!n.duplicate) out.push(`${phase}@t${n.turn}.s${n.step ?? '-'}`);
     }
   }
-  t.deepEqual(out, ['turn-start@t1.s-', 'pre@t1.s1', 'post@t1.s1', 'pre@t1.s2', 'post@t1.s2', 'turn-end@t1.s-', 'turn-start@t2.s-', 'pre@t2.s1']);
+  t.deepEqual(out, [
+    'turn-start@t1.s-',
+    'pre@t1.s1',
+    'post@t1.s1',
+    'pre@t1.s2',
+    'post@t1.s2',
+    'turn-end@t1.s-',
+    'turn-start@t2.s-',
+    'pre@t2.s1',
+  ]);
 });

@@ -18,7 +18,15 @@ test('stored bytes are the bytes on disk, whatever .gitattributes and global aut
   write(
     box,
     '.gitattributes',
-    ['*.txt text', '*.eol text eol=lf', '*.id ident', '*.up filter=upper', '*.u16 working-tree-encoding=UTF-16', '*.auto text=auto', ''].join('\n'),
+    [
+      '*.txt text',
+      '*.eol text eol=lf',
+      '*.id ident',
+      '*.up filter=upper',
+      '*.u16 working-tree-encoding=UTF-16',
+      '*.auto text=auto',
+      '',
+    ].join('\n'),
   );
   const files = {
     'crlf.txt': CRLF,
@@ -75,7 +83,19 @@ test('the executable bit and symlinks are stored; links are never followed', asy
 
 test('file names with spaces, newlines, unicode, glob characters and a leading dash work', async (t) => {
   const box = sandbox();
-  const names = ['with space.txt', 'new\nline.txt', 'ünïcödé-日本.txt', '-leading-dash.txt', '--output=x', '*.txt', '[ab].md', 'back\\slash', 'tab\there', 'quote"s\'.txt', ':colon'];
+  const names = [
+    'with space.txt',
+    'new\nline.txt',
+    'ünïcödé-日本.txt',
+    '-leading-dash.txt',
+    '--output=x',
+    '*.txt',
+    '[ab].md',
+    'back\\slash',
+    'tab\there',
+    'quote"s\'.txt',
+    ':colon',
+  ];
   for (const name of names) write(box, `dir one/${name}`, `${name}\n`);
   write(box, 'a.txt', 'a\n');
   const r = await ckptJson(box, ['snapshot']);

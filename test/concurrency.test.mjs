@@ -20,7 +20,9 @@ test('16 concurrent snapshot processes all succeed and leave one linear chain ho
   write(box, 'base.txt', 'base\n');
   await ckptJson(box, ['snapshot']);
   const results = await Promise.all(
-    Array.from({ length: 16 }, (_, i) => run(box, `printf '%s\\n' ${i} > agent-${i}.txt && "${process.execPath}" "${CLI}" snapshot --session p${i} --json >/dev/null`)),
+    Array.from({ length: 16 }, (_, i) =>
+      run(box, `printf '%s\\n' ${i} > agent-${i}.txt && "${process.execPath}" "${CLI}" snapshot --session p${i} --json >/dev/null`),
+    ),
   );
   for (const [i, r] of results.entries()) t.is(r.code, 0, `process ${i}: ${r.stderr}`);
   const records = ledgerLines(box);
@@ -80,19 +82,27 @@ test('in-process serialization: overlapping calls run one at a time, in arrival 
   const { serialize } = await import(path.join(ROOT, 'dist', 'lib', 'lock.js'));
   const events = [];
   let active = 0;
-  const task = (i, ms, fail = false) => async () => {
-    active++;
-    t.is(active, 1, `task ${i} ran alone`);
-    events.push(`start ${i}`);
-    await new Promise((r) => setTimeout(r, ms));
-    events.push(`end ${i}`);
-    active--;
-    if (fail) throw new Error(`task ${i} failed`);
-    return i;
-  };
+  const task =
+    (i, ms, fail = false) =>
+    async () => {
+      active++;
+      t.is(active, 1, `task ${i} ran alone`);
+      events.push(`start ${i}`);
+      await new Promise((r) => setTimeout(r, ms));
+      events.push(`end ${i}`);
+      active--;
+      if (fail) throw new Error(`task ${i} failed`);
+      return i;
+    };
   const results = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => serialize('lane', task(i, 20 - i * 4, i === 1))));
-  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
-  t.deepEqual(events, [0, 1, 2, 3, 4].flatMap((i) => [`start ${i}`, `end ${i}`]));
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'],
+  );
+  t.deepEqual(
+    events,
+    [0, 1, 2, 3, 4].flatMap((i) => [`start ${i}`, `end ${i}`]),
+  );
   // Later, uncontended calls still run, and other keys never wait for this one.
   t.is(await serialize('lane', task(5, 1)), 5);
   t.is(await serialize('other', async () => 'x'), 'x');

@@ -17,7 +17,9 @@ function populate(box, variant) {
     if (variant === 'B' && i % 50 === 7) continue;
     const dir = path.join(box.ws, `d${i % 50}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, `f${i}.txt`), `${variant} ${i} ${'x'.repeat(i % 300)}\n`, { mode: i % 97 === 0 && variant === 'B' ? 0o755 : 0o644 });
+    writeFileSync(path.join(dir, `f${i}.txt`), `${variant} ${i} ${'x'.repeat(i % 300)}\n`, {
+      mode: i % 97 === 0 && variant === 'B' ? 0o755 : 0o644,
+    });
   }
   if (variant === 'B') {
     for (let i = 0; i < FILES / 50; i++) {
@@ -29,7 +31,12 @@ function populate(box, variant) {
 
 /** Start a restore in its own process group; resolve when it exits (or is killed). */
 function startRestore(box, target) {
-  const child = spawn(process.execPath, [CLI, 'restore', target, '--delete-new'], { cwd: box.ws, env: box.env, detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI, 'restore', target, '--delete-new'], {
+    cwd: box.ws,
+    env: box.env,
+    detached: true,
+    stdio: 'ignore',
+  });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   return { child, exited };
 }
@@ -95,7 +102,11 @@ test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --con
       const r = await ckpt(box, ['restore', `--${action}`]);
       t.is(r.code, 0, `kill ${kill} ${action}: ${r.stderr}`);
       const expected = action === 'abort' ? current : target;
-      t.is(workspaceState(box), states[expected], `kill ${kill}: --${action} gives the exact ${action === 'abort' ? 'pre-restore' : 'target'} bytes`);
+      t.is(
+        workspaceState(box),
+        states[expected],
+        `kill ${kill}: --${action} gives the exact ${action === 'abort' ? 'pre-restore' : 'target'} bytes`,
+      );
       outcomes[action]++;
       current = expected;
     } else {

@@ -36,7 +36,12 @@ export function cleanEnv(extra = {}) {
 
 /** Run the real git in the sandbox's workspace (as the user would). */
 export function sh(box, args, opts = {}) {
-  const r = spawnSync('git', args, { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) }, input: opts.input, encoding: opts.encoding ?? 'utf8' });
+  const r = spawnSync('git', args, {
+    cwd: opts.cwd ?? box.ws,
+    env: { ...box.env, ...(opts.env ?? {}) },
+    input: opts.input,
+    encoding: opts.encoding ?? 'utf8',
+  });
   if (r.status !== 0 && !opts.allowFail) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
   return r;
 }
@@ -109,7 +114,9 @@ export function treeState(dir, { mtime = true, skip = [] } = {}) {
         walk(rel ? `${rel}/${name}` : name);
       }
     } else {
-      out.push(`F ${rel} ${(st.mode & 0o777).toString(8)} ${mtime ? st.mtimeMs : ''} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
+      out.push(
+        `F ${rel} ${(st.mode & 0o777).toString(8)} ${mtime ? st.mtimeMs : ''} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`,
+      );
     }
   };
   walk('');
@@ -138,7 +145,10 @@ export function storedBytes(box, treeish, rel) {
 }
 
 export function ledgerLines(box) {
-  return readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** The workspace's content (no mtimes, no .git): what a restore must bring back byte for byte. */

@@ -7,7 +7,7 @@ import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, run, sandbox, storeDir, tree
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
-const payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
+const _payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
 const address = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
 const turns = await import(path.join(ROOT, 'dist', 'lib', 'turns.js'));
 
@@ -26,36 +26,135 @@ const AGENT_CASES = {
   claude: {
     stdout: '',
     env: (box) => ({ CLAUDE_PROJECT_DIR: box.ws }),
-    pre: (box) => ({ session_id: 'abc123', prompt_id: 'p-1', transcript_path: '/x.jsonl', cwd: box.ws, permission_mode: 'default', hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'file content' }, tool_use_id: 'toolu_01ABC123' }),
-    post: (box) => ({ session_id: 'abc123', prompt_id: 'p-1', transcript_path: '/x.jsonl', cwd: box.ws, permission_mode: 'default', hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'file content' }, tool_response: { filePath: path.join(box.ws, 'file.txt'), success: true }, tool_use_id: 'toolu_01ABC123', duration_ms: 12 }),
+    pre: (box) => ({
+      session_id: 'abc123',
+      prompt_id: 'p-1',
+      transcript_path: '/x.jsonl',
+      cwd: box.ws,
+      permission_mode: 'default',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'file content' },
+      tool_use_id: 'toolu_01ABC123',
+    }),
+    post: (box) => ({
+      session_id: 'abc123',
+      prompt_id: 'p-1',
+      transcript_path: '/x.jsonl',
+      cwd: box.ws,
+      permission_mode: 'default',
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'file content' },
+      tool_response: { filePath: path.join(box.ws, 'file.txt'), success: true },
+      tool_use_id: 'toolu_01ABC123',
+      duration_ms: 12,
+    }),
     expect: { session: 'abc123', tool: 'Write', call: 'toolu_01ABC123', input: 'file.txt' },
   },
   codex: {
     stdout: '',
     env: () => ({}),
-    pre: (box) => ({ session_id: 'thr_9', turn_id: 'turn_1', transcript_path: null, cwd: box.ws, hook_event_name: 'PreToolUse', model: 'gpt-5-codex', permission_mode: 'default', tool_name: 'Bash', tool_input: { command: `echo ${'x'.repeat(300)} > file.txt` }, tool_use_id: 'call_7' }),
-    post: (box) => ({ session_id: 'thr_9', turn_id: 'turn_1', transcript_path: null, cwd: box.ws, hook_event_name: 'PostToolUse', model: 'gpt-5-codex', permission_mode: 'default', tool_name: 'Bash', tool_input: { command: `echo ${'x'.repeat(300)} > file.txt` }, tool_response: 'ok', tool_use_id: 'call_7' }),
+    pre: (box) => ({
+      session_id: 'thr_9',
+      turn_id: 'turn_1',
+      transcript_path: null,
+      cwd: box.ws,
+      hook_event_name: 'PreToolUse',
+      model: 'gpt-5-codex',
+      permission_mode: 'default',
+      tool_name: 'Bash',
+      tool_input: { command: `echo ${'x'.repeat(300)} > file.txt` },
+      tool_use_id: 'call_7',
+    }),
+    post: (box) => ({
+      session_id: 'thr_9',
+      turn_id: 'turn_1',
+      transcript_path: null,
+      cwd: box.ws,
+      hook_event_name: 'PostToolUse',
+      model: 'gpt-5-codex',
+      permission_mode: 'default',
+      tool_name: 'Bash',
+      tool_input: { command: `echo ${'x'.repeat(300)} > file.txt` },
+      tool_response: 'ok',
+      tool_use_id: 'call_7',
+    }),
     expect: { session: 'thr_9', tool: 'Bash', call: 'call_7', input: `echo ${'x'.repeat(300)} > file.txt`.slice(0, 199) + '…' },
   },
   gemini: {
     stdout: '{}\n',
     env: (box) => ({ GEMINI_PROJECT_DIR: box.ws, GEMINI_SESSION_ID: 'gem-1', CLAUDE_PROJECT_DIR: box.ws }),
-    pre: (box) => ({ session_id: 'gem-1', transcript_path: '', cwd: box.ws, hook_event_name: 'BeforeTool', timestamp: '2026-08-21T12:00:00.000Z', tool_name: 'write_file', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: '…' } }),
-    post: (box) => ({ session_id: 'gem-1', transcript_path: '', cwd: box.ws, hook_event_name: 'AfterTool', timestamp: '2026-08-21T12:00:01.000Z', tool_name: 'write_file', tool_input: { file_path: path.join(box.ws, 'file.txt'), content: '…' }, tool_response: { llmContent: '…', returnDisplay: '…' } }),
+    pre: (box) => ({
+      session_id: 'gem-1',
+      transcript_path: '',
+      cwd: box.ws,
+      hook_event_name: 'BeforeTool',
+      timestamp: '2026-08-21T12:00:00.000Z',
+      tool_name: 'write_file',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: '…' },
+    }),
+    post: (box) => ({
+      session_id: 'gem-1',
+      transcript_path: '',
+      cwd: box.ws,
+      hook_event_name: 'AfterTool',
+      timestamp: '2026-08-21T12:00:01.000Z',
+      tool_name: 'write_file',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: '…' },
+      tool_response: { llmContent: '…', returnDisplay: '…' },
+    }),
     expect: { session: 'gem-1', tool: 'write_file', call: undefined, input: 'file.txt' },
   },
   cursor: {
     stdout: '{}\n',
     env: (box) => ({ CURSOR_PROJECT_DIR: box.ws, CLAUDE_PROJECT_DIR: box.ws }),
-    pre: (box) => ({ conversation_id: 'conv-5', generation_id: 'gen-1', model: 'claude-opus-4-7-thinking-max', hook_event_name: 'preToolUse', cursor_version: '2.0', workspace_roots: [box.ws], tool_name: 'Shell', tool_input: { command: 'npm test' }, tool_use_id: 'abc123', cwd: box.ws }),
-    post: (box) => ({ conversation_id: 'conv-5', generation_id: 'gen-1', model: 'claude-opus-4-7-thinking-max', hook_event_name: 'postToolUse', cursor_version: '2.0', workspace_roots: [box.ws], tool_name: 'Shell', tool_input: { command: 'npm test' }, tool_output: '{"exitCode":0,"stdout":"All tests passed"}', tool_use_id: 'abc123', cwd: box.ws, duration: 5432 }),
+    pre: (box) => ({
+      conversation_id: 'conv-5',
+      generation_id: 'gen-1',
+      model: 'claude-opus-4-7-thinking-max',
+      hook_event_name: 'preToolUse',
+      cursor_version: '2.0',
+      workspace_roots: [box.ws],
+      tool_name: 'Shell',
+      tool_input: { command: 'npm test' },
+      tool_use_id: 'abc123',
+      cwd: box.ws,
+    }),
+    post: (box) => ({
+      conversation_id: 'conv-5',
+      generation_id: 'gen-1',
+      model: 'claude-opus-4-7-thinking-max',
+      hook_event_name: 'postToolUse',
+      cursor_version: '2.0',
+      workspace_roots: [box.ws],
+      tool_name: 'Shell',
+      tool_input: { command: 'npm test' },
+      tool_output: '{"exitCode":0,"stdout":"All tests passed"}',
+      tool_use_id: 'abc123',
+      cwd: box.ws,
+      duration: 5432,
+    }),
     expect: { session: 'conv-5', tool: 'Shell', call: 'abc123', input: 'npm test' },
   },
   copilot: {
     stdout: '',
     env: () => ({}),
-    pre: (box) => ({ sessionId: 'cop-3', timestamp: 1736654400000, cwd: box.ws, toolName: 'bash', toolArgs: '{"command":"rm -rf build && touch file.txt"}' }),
-    post: (box) => ({ sessionId: 'cop-3', timestamp: 1736654401000, cwd: box.ws, toolName: 'bash', toolArgs: '{"command":"rm -rf build && touch file.txt"}', toolResult: { resultType: 'success', textResultForLlm: '' } }),
+    pre: (box) => ({
+      sessionId: 'cop-3',
+      timestamp: 1736654400000,
+      cwd: box.ws,
+      toolName: 'bash',
+      toolArgs: '{"command":"rm -rf build && touch file.txt"}',
+    }),
+    post: (box) => ({
+      sessionId: 'cop-3',
+      timestamp: 1736654401000,
+      cwd: box.ws,
+      toolName: 'bash',
+      toolArgs: '{"command":"rm -rf build && touch file.txt"}',
+      toolResult: { resultType: 'success', textResultForLlm: '' },
+    }),
     expect: { session: 'cop-3', tool: 'bash', call: undefined, input: 'rm -rf build && touch file.txt' },
   },
 };
@@ -128,7 +227,13 @@ test('a missing git-ckpt binary, a store that cannot be created, a broken store:
   const script = path.join(lonely, 'git-ckpt-hook');
   copyFileSync(ENTRY, script);
   const bare = { PATH: '/usr/bin:/bin' };
-  for (const [agent, out] of [['gemini', '{}\n'], ['cursor', '{}\n'], ['claude', ''], ['codex', ''], ['copilot', '']]) {
+  for (const [agent, out] of [
+    ['gemini', '{}\n'],
+    ['cursor', '{}\n'],
+    ['claude', ''],
+    ['codex', ''],
+    ['copilot', ''],
+  ]) {
     const r = await hook(box, agent, 'post', JSON.stringify({ session_id: 's', cwd: box.ws }), { script, env: bare });
     t.is(r.code, 0);
     t.is(r.stdout, out, agent);
@@ -139,7 +244,13 @@ test('a missing git-ckpt binary, a store that cannot be created, a broken store:
   // The store root sits below a regular file: it can never be created.
   const blocker = path.join(box.base, 'not-a-dir');
   writeFileSync(blocker, '');
-  const noStore = await hook(box, 'gemini', 'post', { session_id: 's', cwd: box.ws }, { env: { GIT_CKPT_HOME: path.join(blocker, 'store'), TMPDIR: box.base } });
+  const noStore = await hook(
+    box,
+    'gemini',
+    'post',
+    { session_id: 's', cwd: box.ws },
+    { env: { GIT_CKPT_HOME: path.join(blocker, 'store'), TMPDIR: box.base } },
+  );
   t.is(noStore.code, 0);
   t.is(noStore.stdout, '{}\n');
   t.regex(readFileSync(path.join(box.base, 'git-ckpt-hook.log'), 'utf8'), /no checkpoint: cannot create store/);
@@ -163,7 +274,16 @@ test('16 parallel hook processes for one change set, and Claude hooks double-fir
   const before = ledgerLines(box).length;
   for (let i = 0; i < 16; i++) write(box, `agent-${i}.txt`, `${i}\n`);
   const runs = await Promise.all(
-    Array.from({ length: 16 }, (_, i) => hook(box, 'claude', 'post', { session_id: 'par', prompt_id: 'p1', cwd: box.ws, tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_use_id: `toolu_${i}` })),
+    Array.from({ length: 16 }, (_, i) =>
+      hook(box, 'claude', 'post', {
+        session_id: 'par',
+        prompt_id: 'p1',
+        cwd: box.ws,
+        tool_name: 'Bash',
+        tool_input: { command: `step ${i}` },
+        tool_use_id: `toolu_${i}`,
+      }),
+    ),
   );
   for (const r of runs) {
     t.is(r.code, 0);
@@ -177,9 +297,20 @@ test('16 parallel hook processes for one change set, and Claude hooks double-fir
 
   // Cursor runs its own hook and the one in .claude/settings.json for the same tool call.
   write(box, 'edit.txt', 'one change\n');
-  const payload = { conversation_id: 'c1', generation_id: 'g1', tool_name: 'Write', tool_input: { file_path: 'edit.txt' }, tool_use_id: 'tu_1', cwd: box.ws, workspace_roots: [box.ws] };
+  const payload = {
+    conversation_id: 'c1',
+    generation_id: 'g1',
+    tool_name: 'Write',
+    tool_input: { file_path: 'edit.txt' },
+    tool_use_id: 'tu_1',
+    cwd: box.ws,
+    workspace_roots: [box.ws],
+  };
   const both = await Promise.all([hook(box, 'cursor', 'post', payload), hook(box, 'claude', 'post', payload)]);
-  t.deepEqual(both.map((r) => r.code), [0, 0]);
+  t.deepEqual(
+    both.map((r) => r.code),
+    [0, 0],
+  );
   t.is(ledgerLines(box).length, before + 2);
   t.is(ledgerLines(box).at(-1).session, 'c1');
 });
@@ -191,7 +322,10 @@ test('the hook gives up cleanly when the lock stays busy past its budget, and lo
   // A live process holds the workspace lock.
   const store = storeDir(box);
   const sleeper = spawn('sleep', ['30']);
-  writeFileSync(path.join(store, 'lock'), JSON.stringify({ pid: sleeper.pid, host: (await import('node:os')).hostname(), time: Date.now() }));
+  writeFileSync(
+    path.join(store, 'lock'),
+    JSON.stringify({ pid: sleeper.pid, host: (await import('node:os')).hostname(), time: Date.now() }),
+  );
   try {
     writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 1500ms\n', { flag: 'a' });
     write(box, 'a.txt', '2\n');
@@ -229,7 +363,19 @@ test('turns and steps: agent ids where given, counters where not; turn:N address
     state = n.state;
     seen.push([n.turn, n.step]);
   }
-  t.deepEqual(seen, [[null, null], [1, null], [1, 1], [1, 1], [1, 2], [1, null], [2, 1], [3, 1], [3, 2], [3, 1], [3, 2]]);
+  t.deepEqual(seen, [
+    [null, null],
+    [1, null],
+    [1, 1],
+    [1, 1],
+    [1, 2],
+    [1, null],
+    [2, 1],
+    [3, 1],
+    [3, 2],
+    [3, 1],
+    [3, 2],
+  ]);
 
   const rec = (id, session, turn, kind, phase, parent) => ({ id, session, turn, kind, phase, parent });
   const records = [
@@ -254,13 +400,23 @@ test('log --session (prefix) and --turn filter; show names agent, call and input
   const box = sandbox();
   const send = (prompt, file, id) => {
     write(box, file, `${prompt}\n`);
-    return hook(box, 'claude', 'post', { session_id: 'sess-42-abcdef', prompt_id: prompt, cwd: box.ws, tool_name: 'Edit', tool_input: { file_path: path.join(box.ws, file) }, tool_use_id: id });
+    return hook(box, 'claude', 'post', {
+      session_id: 'sess-42-abcdef',
+      prompt_id: prompt,
+      cwd: box.ws,
+      tool_name: 'Edit',
+      tool_input: { file_path: path.join(box.ws, file) },
+      tool_use_id: id,
+    });
   };
   await send('p1', 'one.txt', 't1');
   await send('p2', 'two.txt', 't2');
   await send('p2', 'three.txt', 't3');
   const turn2 = await ckptJson(box, ['log', '--session', 'sess-42', '--turn', '2']);
-  t.deepEqual(turn2.map((r) => r.input), ['three.txt', 'two.txt']);
+  t.deepEqual(
+    turn2.map((r) => r.input),
+    ['three.txt', 'two.txt'],
+  );
   const human = await ckpt(box, ['log']);
   t.regex(human.stdout, /── session sess-42-abcdef \(claude\) · turn 2 \(before it: turn:2@sess-42-\) ──/);
   const show = await ckpt(box, ['show', 'latest']);
@@ -272,10 +428,30 @@ test('log --session (prefix) and --turn filter; show names agent, call and input
 test('hooks install: merges into existing configs with other hooks, is idempotent, keeps a backup; uninstall gives back the rest', async (t) => {
   const box = sandbox();
   const existing = {
-    claude: ['.claude/settings.json', { model: 'opus', hooks: { PostToolUse: [{ matcher: 'Edit', hooks: [{ type: 'command', command: 'prettier --write' }] }], Notification: [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }] } }],
+    claude: [
+      '.claude/settings.json',
+      {
+        model: 'opus',
+        hooks: {
+          PostToolUse: [{ matcher: 'Edit', hooks: [{ type: 'command', command: 'prettier --write' }] }],
+          Notification: [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }],
+        },
+      },
+    ],
     codex: ['.codex/hooks.json', { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'say done' }] }] } }],
-    gemini: ['.gemini/settings.json', { general: { vimMode: true }, hooks: { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ name: 'guard', type: 'command', command: 'guard.sh', timeout: 5000 }] }] } }],
-    cursor: ['.cursor/hooks.json', { version: 1, hooks: { afterFileEdit: [{ command: './fmt.sh' }], postToolUse: [{ command: './audit.sh', timeout: 5 }] } }],
+    gemini: [
+      '.gemini/settings.json',
+      {
+        general: { vimMode: true },
+        hooks: {
+          BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ name: 'guard', type: 'command', command: 'guard.sh', timeout: 5000 }] }],
+        },
+      },
+    ],
+    cursor: [
+      '.cursor/hooks.json',
+      { version: 1, hooks: { afterFileEdit: [{ command: './fmt.sh' }], postToolUse: [{ command: './audit.sh', timeout: 5 }] } },
+    ],
     copilot: ['.github/hooks/git-ckpt.json', undefined],
   };
   for (const [agent, [rel, config]] of Object.entries(existing)) {
@@ -289,7 +465,10 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     const merged = JSON.parse(readFileSync(file, 'utf8'));
     if (config) {
       t.deepEqual(JSON.parse(readFileSync(result.backup, 'utf8')), config, `${agent}: backup of the previous content`);
-      t.true(result.backup.startsWith(path.join(box.store, 'backups') + path.sep), `${agent}: the backup is kept in the store root, outside the workspace`);
+      t.true(
+        result.backup.startsWith(path.join(box.store, 'backups') + path.sep),
+        `${agent}: the backup is kept in the store root, outside the workspace`,
+      );
       t.false(existsSync(`${file}.git-ckpt.bak`));
       t.deepEqual(install.removeHooks(merged, agent), { ...config }, `${agent}: every other setting and hook kept`);
     }
@@ -310,7 +489,10 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
   t.true(status.every((s) => s.state === 'not wired'));
   await ckpt(box, ['hooks', 'install', '--agent', 'claude,gemini']);
   const after = JSON.parse((await ckpt(box, ['hooks', 'status', '--scope', 'project', '--json'])).stdout);
-  t.deepEqual(after.filter((s) => s.state === 'wired').map((s) => s.agent), ['claude', 'gemini']);
+  t.deepEqual(
+    after.filter((s) => s.state === 'wired').map((s) => s.agent),
+    ['claude', 'gemini'],
+  );
 });
 
 test('hooks install refuses a config it cannot parse and leaves it untouched; user scope writes under HOME', async (t) => {
@@ -336,11 +518,19 @@ test('the shipped snippets are exactly what the installer merges, and an install
   const box = sandbox();
   write(box, 'x.txt', 'x\n');
   const command = install.hookCommand(ENTRY, 'gemini', 'post');
-  const r = spawnSync('sh', ['-c', command], { cwd: box.ws, env: box.env, input: JSON.stringify({ session_id: 'g', cwd: box.ws }), encoding: 'utf8' });
+  const r = spawnSync('sh', ['-c', command], {
+    cwd: box.ws,
+    env: box.env,
+    input: JSON.stringify({ session_id: 'g', cwd: box.ws }),
+    encoding: 'utf8',
+  });
   t.is(r.status, 0);
   t.is(r.stdout, '{}\n');
   t.is(ledgerLines(box).at(-1).session, 'g');
-  const gone = spawnSync('sh', ['-c', install.hookCommand('/nonexistent/git-ckpt-hook', 'gemini', 'post')], { input: '{}', encoding: 'utf8' });
+  const gone = spawnSync('sh', ['-c', install.hookCommand('/nonexistent/git-ckpt-hook', 'gemini', 'post')], {
+    input: '{}',
+    encoding: 'utf8',
+  });
   t.is(gone.status, 0);
   t.is(gone.stdout, '');
   t.is(gone.stderr, '');
@@ -354,7 +544,10 @@ test('end to end: a scripted agent session with shell edits, rewound to before t
   t.regex(r.stdout, /rewound to before turn 2, every byte checked/);
   const records = ledgerLines(box);
   t.true(records.some((rec) => rec.kind === 'restore'));
-  t.deepEqual([...new Set(records.filter((rec) => rec.session).map((rec) => rec.turn))].filter((n) => n !== null), [1, 2, 3]);
+  t.deepEqual(
+    [...new Set(records.filter((rec) => rec.session).map((rec) => rec.turn))].filter((n) => n !== null),
+    [1, 2, 3],
+  );
   // The session's own git repository was never touched by any of it.
   const before = gitState();
   await ckpt(box, ['undo']);

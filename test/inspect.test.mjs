@@ -11,7 +11,23 @@ async function history() {
   for (let i = 2; i <= 5; i++) {
     write(box, 'a.txt', `a${i}\n`);
     write(box, `new${i}.txt`, `${i}\n`);
-    ids.push((await ckptJson(box, ['snapshot', '--session', i % 2 ? 'odd' : 'even', '--turn', String(i), '--step', '1', '--tool', 'Edit', '--kind', 'post'])).id);
+    ids.push(
+      (
+        await ckptJson(box, [
+          'snapshot',
+          '--session',
+          i % 2 ? 'odd' : 'even',
+          '--turn',
+          String(i),
+          '--step',
+          '1',
+          '--tool',
+          'Edit',
+          '--kind',
+          'post',
+        ])
+      ).id,
+    );
   }
   return { box, ids };
 }
@@ -22,7 +38,10 @@ test('log: newest first, short ids, attribution, stats, paths, and "N older" whe
   t.is(r.code, 0);
   const all = r.stdout.trim().split('\n');
   // Session checkpoints are grouped under a header per session and turn.
-  t.deepEqual(all.filter((l) => l.startsWith('──')), ['── session odd · turn 5 (before it: turn:5@odd) ──', '── session even · turn 4 (before it: turn:4@even) ──']);
+  t.deepEqual(
+    all.filter((l) => l.startsWith('──')),
+    ['── session odd · turn 5 (before it: turn:5@odd) ──', '── session even · turn 4 (before it: turn:4@even) ──'],
+  );
   const lines = all.filter((l) => !l.startsWith('──'));
   t.is(lines.length, 3);
   t.true(lines[0].startsWith(ids[4].slice(0, 8)));
@@ -43,7 +62,10 @@ test('log: newest first, short ids, attribution, stats, paths, and "N older" whe
 test('log --json: records with the documented fields; --session filters', async (t) => {
   const { box, ids } = await history();
   const all = await ckptJson(box, ['log']);
-  t.deepEqual(all.map((r) => r.id), [...ids].reverse());
+  t.deepEqual(
+    all.map((r) => r.id),
+    [...ids].reverse(),
+  );
   for (const r of all) {
     for (const key of ['id', 'parent', 'time', 'session', 'tool', 'kind', 'stats', 'degraded']) t.true(key in r, key);
     t.false(r.degraded);
@@ -51,7 +73,10 @@ test('log --json: records with the documented fields; --session filters', async 
   t.deepEqual(all[0].stats, { added: 1, modified: 1, deleted: 0 });
   t.is(all.at(-1).parent, null);
   const odd = await ckptJson(box, ['log', '--session', 'odd']);
-  t.deepEqual(odd.map((r) => r.id), [ids[4], ids[2]]);
+  t.deepEqual(
+    odd.map((r) => r.id),
+    [ids[4], ids[2]],
+  );
   const limited = await ckptJson(box, ['log', '-n', '1', '--all']);
   t.is(limited.length, 1);
   const conflict = await ckpt(box, ['log', '--session', 'odd', '--all']);

@@ -38,7 +38,16 @@ test("the store's own config overrides the global one", async (t) => {
 
 test('secret-named files are never stored', async (t) => {
   const box = sandbox();
-  const secrets = ['.env', '.env.local', 'config/.env.production', 'certs/server.pem', 'tls.key', 'id_rsa', 'home/.ssh/id_rsa.pub', 'id_ed25519'];
+  const secrets = [
+    '.env',
+    '.env.local',
+    'config/.env.production',
+    'certs/server.pem',
+    'tls.key',
+    'id_rsa',
+    'home/.ssh/id_rsa.pub',
+    'id_ed25519',
+  ];
   for (const s of secrets) write(box, s, 'TOKEN=hunter2\n');
   write(box, 'environment.txt', 'fine\n');
   write(box, 'keys.md', 'fine\n');
@@ -95,7 +104,11 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
     t.false(existsSync(path.join(dir, 'lock')), 'no lock left');
     t.false(existsSync(path.join(dir, 'index.lock')), 'no index.lock left');
     const packDir = path.join(dir, 'git', 'objects', 'pack');
-    if (existsSync(packDir)) t.deepEqual(readdirSync(packDir).filter((n) => n.startsWith('tmp_')), []);
+    if (existsSync(packDir))
+      t.deepEqual(
+        readdirSync(packDir).filter((n) => n.startsWith('tmp_')),
+        [],
+      );
   }
   t.truthy(result, 'converged');
   t.true(failures > 0, 'the budget was hit at least once');

@@ -7,7 +7,26 @@ import { ROOT } from './helpers.mjs';
 const lib = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
 const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
 
-const rec = (id, extra = {}) => ({ v: 1, id, parent: null, tree: 'f'.repeat(40), time: 0, session: null, turn: null, step: null, tool: null, kind: 'manual', message: '', stats: { added: 0, modified: 0, deleted: 0 }, bytes: 0, paths: [], changed: 0, skipped: [], skippedCount: 0, ...extra });
+const rec = (id, extra = {}) => ({
+  v: 1,
+  id,
+  parent: null,
+  tree: 'f'.repeat(40),
+  time: 0,
+  session: null,
+  turn: null,
+  step: null,
+  tool: null,
+  kind: 'manual',
+  message: '',
+  stats: { added: 0, modified: 0, deleted: 0 },
+  bytes: 0,
+  paths: [],
+  changed: 0,
+  skipped: [],
+  skippedCount: 0,
+  ...extra,
+});
 
 test('addresses: latest, latest~N, unique prefixes, ambiguity and refusals', (t) => {
   const records = [rec('aaaa1111'.padEnd(40, '0')), rec('aaaa2222'.padEnd(40, '0')), rec('bbbb3333'.padEnd(40, '0'))];
@@ -28,7 +47,17 @@ test('addresses: latest, latest~N, unique prefixes, ambiguity and refusals', (t)
 const settings = { ...lib.DEFAULT_SETTINGS, maxFileBytes: 100 };
 
 test('capture plan: stages changes, drops what may not be stored, and says why', (t) => {
-  const scan = lib.parseScan(['C mod.txt', 'C gone.txt', 'R gone.txt', '? new.txt', '? big.bin', '? .env', 'C grew.bin', 'C became-dir', '? odd']);
+  const scan = lib.parseScan([
+    'C mod.txt',
+    'C gone.txt',
+    'R gone.txt',
+    '? new.txt',
+    '? big.bin',
+    '? .env',
+    'C grew.bin',
+    'C became-dir',
+    '? odd',
+  ]);
   t.deepEqual(scan.deleted, ['gone.txt']);
   t.deepEqual(scan.modified, ['mod.txt', 'grew.bin', 'became-dir']);
   const facts = new Map([
@@ -43,10 +72,7 @@ test('capture plan: stages changes, drops what may not be stored, and says why',
   const plan = lib.planCapture(scan, { files: new Map(), overLimit: new Map() }, facts, settings, ignore().add(settings.secretPatterns));
   t.deepEqual(plan.stage.sort(), ['gone.txt', 'mod.txt', 'new.txt']);
   t.deepEqual(plan.forceRemove.sort(), ['became-dir', 'grew.bin']);
-  t.deepEqual(
-    plan.skipped.map((s) => `${s.path}:${s.reason}`).sort(),
-    ['.env:secret', 'big.bin:too-large', 'grew.bin:too-large'],
-  );
+  t.deepEqual(plan.skipped.map((s) => `${s.path}:${s.reason}`).sort(), ['.env:secret', 'big.bin:too-large', 'grew.bin:too-large']);
   t.is(plan.sizes.get('new.txt'), 7);
 });
 
@@ -54,7 +80,10 @@ test('capture plan: new directories over the limit are skipped whole, others are
   const scan = lib.parseScan(['? node_modules/', '? src/new/']);
   t.deepEqual(scan.newDirs, ['node_modules/', 'src/new/']);
   // An embedded repository inside a new directory comes back from expansion as `dir/`: a gitlink.
-  const expansion = { files: new Map([['src/new/', ['src/new/a.ts', 'src/new/b.ts', 'src/new/repo/']]]), overLimit: new Map([['node_modules/', 5001]]) };
+  const expansion = {
+    files: new Map([['src/new/', ['src/new/a.ts', 'src/new/b.ts', 'src/new/repo/']]]),
+    overLimit: new Map([['node_modules/', 5001]]),
+  };
   const facts = new Map([
     ['src/new/a.ts', { kind: 'file', size: 1 }],
     ['src/new/b.ts', { kind: 'file', size: 1 }],
@@ -64,9 +93,10 @@ test('capture plan: new directories over the limit are skipped whole, others are
   t.deepEqual(plan.skipped, [{ path: 'node_modules/', reason: 'new-directory-too-many-files', size: 5001 }]);
 });
 
-
 test('settings: git sizes and durations, defaults, bad values', (t) => {
-  const s = lib.settingsFromConfigList('user.name\nX\0ckpt.maxfilebytes\n32m\0ckpt.maxnewfiles\n2k\0ckpt.timebudget\n1500ms\0ckpt.secretpatterns\n*.pem, .env\0ckpt.futurekey\nwhatever\0');
+  const s = lib.settingsFromConfigList(
+    'user.name\nX\0ckpt.maxfilebytes\n32m\0ckpt.maxnewfiles\n2k\0ckpt.timebudget\n1500ms\0ckpt.secretpatterns\n*.pem, .env\0ckpt.futurekey\nwhatever\0',
+  );
   t.is(s.maxFileBytes, 32 * 1024 * 1024);
   t.is(s.maxNewFiles, 2048);
   t.is(s.timeBudgetMs, 1500);
@@ -99,21 +129,44 @@ test('stage units: whole directories become one pathspec unless something below 
     ['a/1', 'a/2', 'a/b/', 'c/.env-ok', 'c/1', 'c/2', 'd/1', 'd/2', 'd/3', 'e/repo/', 'top.txt'],
   );
   const roomy = lib.stageUnits(stage, sizes, ['c/.env'], 10);
-  t.deepEqual(roomy.map((u) => u.pathspec), ['a/', 'c/.env-ok', 'c/1', 'c/2', 'd/', 'e/', 'top.txt']);
+  t.deepEqual(
+    roomy.map((u) => u.pathspec),
+    ['a/', 'c/.env-ok', 'c/1', 'c/2', 'd/', 'e/', 'top.txt'],
+  );
   t.is(roomy.find((u) => u.pathspec === 'a/').count, 3);
-  t.is(roomy.reduce((n, u) => n + u.count, 0), stage.length);
+  t.is(
+    roomy.reduce((n, u) => n + u.count, 0),
+    stage.length,
+  );
 });
 
 test('ledger parsing validates every id and skips what it cannot trust', (t) => {
   const good = rec('c'.repeat(40));
-  const text = [JSON.stringify(good), JSON.stringify({ ...good, parent: '$(rm -rf /)' }), JSON.stringify({ ...good, kind: 'evil' }), '{"torn'].join('\n');
+  const text = [
+    JSON.stringify(good),
+    JSON.stringify({ ...good, parent: '$(rm -rf /)' }),
+    JSON.stringify({ ...good, kind: 'evil' }),
+    '{"torn',
+  ].join('\n');
   const read = lib.parseLedger(text);
   t.is(read.records.length, 1);
-  t.deepEqual(read.warnings, ['ledger line 2: bad parent, skipped', 'ledger line 3: bad kind, skipped', 'ledger line 4: torn last line, skipped']);
+  t.deepEqual(read.warnings, [
+    'ledger line 2: bad parent, skipped',
+    'ledger line 3: bad kind, skipped',
+    'ledger line 4: torn last line, skipped',
+  ]);
 });
 
 test('commit messages carry one-line trailers whatever the metadata holds', (t) => {
-  const msg = commitMessage({ ...rec('a'.repeat(40)), kind: 'post', session: 'evil\nCkpt-Kind: guard', tool: 'Bash', turn: 2, step: 3, message: 'line1\nline2' });
+  const msg = commitMessage({
+    ...rec('a'.repeat(40)),
+    kind: 'post',
+    session: 'evil\nCkpt-Kind: guard',
+    tool: 'Bash',
+    turn: 2,
+    step: 3,
+    message: 'line1\nline2',
+  });
   t.regex(msg, /^line1 line2\n\n/);
   t.regex(msg, /^Ckpt-Session: evil Ckpt-Kind: guard$/m);
   t.is(msg.match(/^Ckpt-Kind:/gm).length, 1);

@@ -1,6 +1,17 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, chmodSync, writeFileSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  chmodSync,
+  writeFileSync,
+  unlinkSync,
+} from 'node:fs';
 import path from 'node:path';
 import { ckpt, ckptJson, ledgerLines, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
@@ -161,7 +172,15 @@ test('selected paths: only they are touched; an unknown path fails the whole com
   write(box, 'a.txt', 'edited again\n');
   const ws = treeState(box.ws);
   const store = storeData(box);
-  for (const bad of [['nope.txt'], ['a.txt', 'missing/dir'], ['../outside'], ['src/../../outside'], ['/etc/passwd'], ['.git/config'], ['src/.GIT/x']]) {
+  for (const bad of [
+    ['nope.txt'],
+    ['a.txt', 'missing/dir'],
+    ['../outside'],
+    ['src/../../outside'],
+    ['/etc/passwd'],
+    ['.git/config'],
+    ['src/.GIT/x'],
+  ]) {
     const res = await ckpt(box, ['restore', a, '--', ...bad]);
     t.is(res.code, 1, `${bad}: ${res.stderr}`);
     t.regex(res.stderr, /^git-ckpt: .*(neither the checkpoint nor the workspace|refused|outside the workspace)/);
@@ -345,7 +364,20 @@ test('revert with conflicts: changed paths are listed and skipped, the rest is r
 
 test('weird file names restore byte for byte', async (t) => {
   const box = sandbox();
-  const names = ['sp ace.txt', 'new\nline.txt', 'tab\there', 'ünïcødé/名前.txt', '-dash.txt', '--output=x', 'q"uote\'s', 'glob*?[x].txt', 'back\\slash', ' lead', 'trail ', 'dir with space/é.md'];
+  const names = [
+    'sp ace.txt',
+    'new\nline.txt',
+    'tab\there',
+    'ünïcødé/名前.txt',
+    '-dash.txt',
+    '--output=x',
+    'q"uote\'s',
+    'glob*?[x].txt',
+    'back\\slash',
+    ' lead',
+    'trail ',
+    'dir with space/é.md',
+  ];
   for (const [i, n] of names.entries()) write(box, n, `content ${i}\r\n\0binary\n`);
   const a = (await ckptJson(box, ['snapshot'])).id;
   const stateA = workspaceState(box);
@@ -376,7 +408,8 @@ test('a tampered journal is refused whole and never becomes a write', async (t) 
   const { box, a } = await baseline();
   const store = storeDir(box);
   const oid = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
-  const journal = (entries) => JSON.stringify({ v: 1, id: 'abc123', op: 'restore', started: Date.now(), target: a, guard: a, counts: {}, leftovers: 0, entries });
+  const journal = (entries) =>
+    JSON.stringify({ v: 1, id: 'abc123', op: 'restore', started: Date.now(), target: a, guard: a, counts: {}, leftovers: 0, entries });
   const outside = path.join(box.base, 'evil.txt');
   for (const entries of [
     [['../evil.txt', { mode: '100644', oid }, null]],
@@ -414,14 +447,21 @@ test('a tampered ledger record cannot become a restore target or undo guard', as
   writeFileSync(file, `${lines.join('\n')}\n`);
   const r = await ckpt(box, ['undo']);
   t.is(r.code, 1);
-  t.is(r.stderr, 'git-ckpt: nothing to undo: no restore, revert or undo has been recorded (1 unreadable ledger line was skipped; see git ckpt log)\n');
+  t.is(
+    r.stderr,
+    'git-ckpt: nothing to undo: no restore, revert or undo has been recorded (1 unreadable ledger line was skipped; see git ckpt log)\n',
+  );
   t.regex((await ckpt(box, ['log'])).stderr, /bad operation ids/);
   t.false(existsSync('/tmp/pwned'));
 });
 
 test('options smuggled in as checkpoint ids are bad addresses', async (t) => {
   const { box } = await baseline();
-  for (const args of [['restore', '--output=/tmp/x'], ['revert', '--exec=sh'], ['restore', '-Ooops']]) {
+  for (const args of [
+    ['restore', '--output=/tmp/x'],
+    ['revert', '--exec=sh'],
+    ['restore', '-Ooops'],
+  ]) {
     const r = await ckpt(box, args);
     t.is(r.code, 1, args.join(' '));
     t.regex(r.stderr, /not a checkpoint address/);

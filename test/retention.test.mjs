@@ -28,7 +28,10 @@ test('plan: each rule drops what it should and says so; the floors hold', (t) =>
   const rules = Object.fromEntries(plan.drop.map((d) => [d.record.id, d.rule]));
   t.deepEqual(rules, { a1: 'keep', a2: 'keep', a3: 'keep' });
   // b1 is old, and n1 older still, but each is the newest of its session: floors.
-  t.deepEqual(plan.keep.map((r) => r.id), ['b1', 'a4', 'a5', 'n1']);
+  t.deepEqual(
+    plan.keep.map((r) => r.id),
+    ['b1', 'a4', 'a5', 'n1'],
+  );
   t.true(plan.protected.some((p) => p.id === 'b1' && /newest of session B/.test(p.why)));
 
   const aged = planRetention({ records, now, policy: { keep: 500, maxAgeMs: 30 * DAY, maxBytes: 1e12 }, storeBytes: 1000 });
@@ -37,7 +40,15 @@ test('plan: each rule drops what it should and says so; the floors hold', (t) =>
   // Over the quota: the oldest go first, by the byte rule, but never the floors.
   const big = planRetention({ records, now, policy: { keep: 500, maxAgeMs: 365 * DAY, maxBytes: 500 }, storeBytes: 1400 });
   // 700 content bytes stand for 1400 on disk: each drop frees ~200, and the floors stop it at a4.
-  t.deepEqual(big.drop.map((d) => [d.record.id, d.rule]), [['a1', 'maxBytes'], ['a2', 'maxBytes'], ['a3', 'maxBytes'], ['a4', 'maxBytes']]);
+  t.deepEqual(
+    big.drop.map((d) => [d.record.id, d.rule]),
+    [
+      ['a1', 'maxBytes'],
+      ['a2', 'maxBytes'],
+      ['a3', 'maxBytes'],
+      ['a4', 'maxBytes'],
+    ],
+  );
   t.is(big.bytesAfterEstimate, 600);
   const starved = planRetention({ records, now, policy: { keep: 1, maxAgeMs: 1, maxBytes: 0 }, storeBytes: 1e9 });
   t.deepEqual(starved.keep.map((r) => r.id).sort(), ['a5', 'b1', 'n1'], 'a store over its quota never prunes itself into nothing');
@@ -52,9 +63,21 @@ test('plan: the last operation and its guard (the undo target) and an open journ
     rec('a9', 'A', now - 47 * DAY),
     rec('a10', 'A', now),
   ];
-  const plan = planRetention({ records, now, policy: { ...retentionPolicy(DEFAULT_SETTINGS), keep: 1 }, storeBytes: 10, journalIds: ['j1'] });
-  t.deepEqual(plan.drop.map((d) => d.record.id), ['a9']);
-  t.deepEqual(plan.keep.map((r) => r.id), ['g1', 'r1', 'j1', 'a10']);
+  const plan = planRetention({
+    records,
+    now,
+    policy: { ...retentionPolicy(DEFAULT_SETTINGS), keep: 1 },
+    storeBytes: 10,
+    journalIds: ['j1'],
+  });
+  t.deepEqual(
+    plan.drop.map((d) => d.record.id),
+    ['a9'],
+  );
+  t.deepEqual(
+    plan.keep.map((r) => r.id),
+    ['g1', 'r1', 'j1', 'a10'],
+  );
 });
 
 /** A workspace with `count` checkpoints, each rewriting a 200 KB file; returns ids and each checkpoint's workspace state. */
@@ -84,7 +107,10 @@ test('gc drops what the policy lets go, reclaims the space, and every kept check
   const report = await ckptJson(box, ['gc']);
   t.is(report.kept, 3);
   t.true(report.bytesAfter < report.bytesBefore / 2, `${report.bytesBefore} → ${report.bytesAfter}`);
-  t.deepEqual(ledgerLines(box).map((r) => r.id), ids.slice(5));
+  t.deepEqual(
+    ledgerLines(box).map((r) => r.id),
+    ids.slice(5),
+  );
   const packs = readdirSync(path.join(store, 'git/objects/pack'));
   t.is(packs.filter((f) => f.endsWith('.pack')).length, 1);
   t.is(packs.filter((f) => f.endsWith('.keep')).length, 1);
@@ -103,11 +129,16 @@ test('gc drops what the policy lets go, reclaims the space, and every kept check
   t.regex((await ckpt(box, ['show', ids[0]])).stderr, /unknown checkpoint/);
 });
 
-test('gc removes leftovers of killed processes: temporary packs and objects, old temporary files, a dead owner\'s lock', async (t) => {
+test("gc removes leftovers of killed processes: temporary packs and objects, old temporary files, a dead owner's lock", async (t) => {
   const box = sandbox();
   await history(box, 2);
   const store = storeDir(box);
-  const debris = [path.join(store, 'git/objects/pack/tmp_pack_abc123'), path.join(store, 'git/objects/pack/tmp_idx_abc123'), path.join(store, 'git/objects/12/tmp_obj_xyz'), path.join(store, 'ledger.jsonl.tmp-4242')];
+  const debris = [
+    path.join(store, 'git/objects/pack/tmp_pack_abc123'),
+    path.join(store, 'git/objects/pack/tmp_idx_abc123'),
+    path.join(store, 'git/objects/12/tmp_obj_xyz'),
+    path.join(store, 'ledger.jsonl.tmp-4242'),
+  ];
   for (const f of debris) {
     mkdirSync(path.dirname(f), { recursive: true });
     writeFileSync(f, 'junk');
@@ -129,7 +160,7 @@ test('gc removes leftovers of killed processes: temporary packs and objects, old
   t.is(ledgerLines(box).length, 2);
 });
 
-test("a git gc run by hand in the shadow repository (default, aggressive, repack -a -d) prunes no checkpoint", async (t) => {
+test('a git gc run by hand in the shadow repository (default, aggressive, repack -a -d) prunes no checkpoint', async (t) => {
   const box = sandbox();
   const { ids, states } = await history(box, 4);
   // Loose objects too: a small change after the packed ones.
@@ -161,8 +192,16 @@ test('deleted objects: log marks degraded checkpoints, latest skips them, naming
   t.is(log.stdout.match(/⚠ degraded/g).length, 2);
   t.regex(log.stdout, /2 checkpoint\(s\) degraded/);
   const json = await ckptJson(box, ['log']);
-  t.deepEqual(json.map((r) => r.degraded), [true, true]);
-  for (const args of [['show', second.id], ['diff', second.id], ['restore', second.id], ['revert', second.id]]) {
+  t.deepEqual(
+    json.map((r) => r.degraded),
+    [true, true],
+  );
+  for (const args of [
+    ['show', second.id],
+    ['diff', second.id],
+    ['restore', second.id],
+    ['revert', second.id],
+  ]) {
     const r = await ckpt(box, args);
     t.is(r.code, 1, args.join(' '));
     t.regex(r.stderr, new RegExp(`^git-ckpt: checkpoint ${second.id.slice(0, 10)} is degraded: its commit object is missing`));
@@ -176,7 +215,10 @@ test('deleted objects: log marks degraded checkpoints, latest skips them, naming
   const third = await ckptJson(box, ['snapshot']);
   t.true(third.created);
   t.is((await ckptJson(box, ['show', 'latest'])).id, third.id);
-  t.deepEqual((await ckptJson(box, ['log'])).map((r) => r.degraded), [false, true, true]);
+  t.deepEqual(
+    (await ckptJson(box, ['log'])).map((r) => r.degraded),
+    [false, true, true],
+  );
 });
 
 test('fsck --rebuild-ledger recovers the records from the commits themselves', async (t) => {
@@ -196,7 +238,19 @@ test('fsck --rebuild-ledger recovers the records from the commits themselves', a
   const rebuilt = await ckptJson(box, ['fsck', '--rebuild-ledger']);
   t.is(rebuilt.recovered, before.length);
   const after = ledgerLines(box);
-  const pick = (x) => ({ id: x.id, parent: x.parent, tree: x.tree, kind: x.kind, session: x.session, turn: x.turn, tool: x.tool, message: x.message, stats: x.stats, target: x.op?.target, guard: x.op?.guard });
+  const pick = (x) => ({
+    id: x.id,
+    parent: x.parent,
+    tree: x.tree,
+    kind: x.kind,
+    session: x.session,
+    turn: x.turn,
+    tool: x.tool,
+    message: x.message,
+    stats: x.stats,
+    target: x.op?.target,
+    guard: x.op?.guard,
+  });
   t.deepEqual(after.map(pick), before.map(pick));
   t.true(existsSync(rebuilt.backup));
   // Undo still finds the restore and its guard.
@@ -204,7 +258,8 @@ test('fsck --rebuild-ledger recovers the records from the commits themselves', a
 });
 
 test('rebuild helpers: only our own commits are read, and parents come before children', (t) => {
-  const ours = 'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor git-ckpt <git-ckpt@localhost.invalid> 1 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 1 +0000\n\nmsg\n\nCkpt-Kind: manual\nCkpt-Time: 5\nCkpt-Stats: +1 ~0 -0\n';
+  const ours =
+    'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor git-ckpt <git-ckpt@localhost.invalid> 1 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 1 +0000\n\nmsg\n\nCkpt-Kind: manual\nCkpt-Time: 5\nCkpt-Stats: +1 ~0 -0\n';
   const id = 'a'.repeat(40);
   t.is(recordFromCommit(id, ours).time, 5);
   t.is(recordFromCommit(id, ours.replace(/git-ckpt@localhost.invalid/g, 'me@example.com')), undefined);
@@ -212,7 +267,10 @@ test('rebuild helpers: only our own commits are read, and parents come before ch
   const a = { id: 'a', parent: null, time: 10 };
   const b = { id: 'b', parent: 'a', time: 10 };
   const c = { id: 'c', parent: 'b', time: 9 };
-  t.deepEqual(orderRecords([c, b, a]).map((r) => r.id), ['a', 'b', 'c']);
+  t.deepEqual(
+    orderRecords([c, b, a]).map((r) => r.id),
+    ['a', 'b', 'c'],
+  );
 });
 
 test('gc killed with SIGKILL at random moments, 20 times: every kept checkpoint stays intact', async (t) => {
@@ -237,7 +295,7 @@ test('gc killed with SIGKILL at random moments, 20 times: every kept checkpoint 
     for (let i = 0; i < 3; i++) await snap(100 + kill * 3 + i);
     const before = ledgerLines(box).map((r) => r.id);
     const child = spawn(process.execPath, [CLI, 'gc'], { cwd: box.ws, env: box.env, detached: true, stdio: 'ignore' });
-    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal)));
+    const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     if (kill % 2 === 0) await new Promise((r) => setTimeout(r, Math.random() * window));
     else {
       // Aim at the last phase: right after the ledger is replaced, while old packs and loose objects go.
@@ -255,12 +313,17 @@ test('gc killed with SIGKILL at random moments, 20 times: every kept checkpoint 
     if (killed) midRun++;
     const after = ledgerLines(box).map((r) => r.id);
     if (killed && after.length < before.length) afterLedger++;
-    t.true(after.every((id) => before.includes(id)), `kill ${kill}: the ledger holds only earlier checkpoints`);
+    t.true(
+      after.every((id) => before.includes(id)),
+      `kill ${kill}: the ledger holds only earlier checkpoints`,
+    );
     t.true(after.length === before.length || after.length === 4, `kill ${kill}: the old ledger or the kept set`);
     const fsck = await ckptJson(box, ['fsck']);
     t.deepEqual(fsck.degraded, [], `kill ${kill}: no checkpoint in the ledger lost an object`);
   }
-  t.log(`${midRun} of 20 kills landed while gc ran, ${afterLedger} of them after the ledger was rewritten (while old objects were being removed)`);
+  t.log(
+    `${midRun} of 20 kills landed while gc ran, ${afterLedger} of them after the ledger was rewritten (while old objects were being removed)`,
+  );
   t.true(midRun >= 3, 'most kills should land while gc runs');
   // And every one left restores byte for byte after a final, complete gc.
   await ckptJson(box, ['gc']);
@@ -311,7 +374,15 @@ test("gc, fsck and stores leave the user's .git alone", async (t) => {
   sh(box, ['commit', '-qm', 'x']);
   await history(box, 3);
   const before = treeState(path.join(box.ws, '.git'));
-  for (const args of [['gc', '--dry-run'], ['gc'], ['fsck'], ['fsck', '--rebuild-ledger'], ['stores'], ['stores', '--prune-missing', '--dry-run'], ['status']]) {
+  for (const args of [
+    ['gc', '--dry-run'],
+    ['gc'],
+    ['fsck'],
+    ['fsck', '--rebuild-ledger'],
+    ['stores'],
+    ['stores', '--prune-missing', '--dry-run'],
+    ['status'],
+  ]) {
     await ckpt(box, args);
     t.is(treeState(path.join(box.ws, '.git')), before, args.join(' '));
   }

@@ -70,7 +70,12 @@ test("inherited GIT_DIR and GIT_INDEX_FILE (running inside a user's git hook) ar
   const box = userRepo();
   const gitDir = path.join(box.ws, '.git');
   const before = treeState(gitDir);
-  const hookEnv = { GIT_DIR: gitDir, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_WORK_TREE: box.ws, GIT_OBJECT_DIRECTORY: path.join(gitDir, 'objects') };
+  const hookEnv = {
+    GIT_DIR: gitDir,
+    GIT_INDEX_FILE: path.join(gitDir, 'index'),
+    GIT_WORK_TREE: box.ws,
+    GIT_OBJECT_DIRECTORY: path.join(gitDir, 'objects'),
+  };
   const r = await ckpt(box, ['snapshot', '--json'], { env: hookEnv });
   t.is(r.code, 0, r.stderr);
   t.true(JSON.parse(r.stdout).created);
@@ -150,7 +155,10 @@ test('corrupt, torn and tampered ledger lines are skipped with a warning, never 
   writeFileSync(ledger, `not json at all\n${JSON.stringify(tampered)}\n${good}{"v":1,"id":"abc`);
   const log = await ckpt(box, ['log', '--json']);
   t.is(log.code, 0);
-  t.deepEqual(JSON.parse(log.stdout).map((r) => r.id), [one.id]);
+  t.deepEqual(
+    JSON.parse(log.stdout).map((r) => r.id),
+    [one.id],
+  );
   t.regex(log.stderr, /ledger line 1: not JSON, skipped/);
   t.regex(log.stderr, /ledger line 2: bad id, skipped/);
   t.regex(log.stderr, /ledger line 4: torn last line, skipped/);
@@ -159,7 +167,10 @@ test('corrupt, torn and tampered ledger lines are skipped with a warning, never 
   const two = await ckptJson(box, ['snapshot']);
   t.is(two.parent, one.id);
   const after = await ckptJson(box, ['log']);
-  t.deepEqual(after.map((r) => r.id), [two.id, one.id]);
+  t.deepEqual(
+    after.map((r) => r.id),
+    [two.id, one.id],
+  );
 });
 
 test('a store written by a newer schema is refused for writing, still readable', async (t) => {
@@ -173,7 +184,10 @@ test('a store written by a newer schema is refused for writing, still readable',
   t.is(r.code, 1);
   t.regex(r.stderr, /^git-ckpt: this store was written by a newer git-ckpt \(ledger schema 99/);
   const log = await ckptJson(box, ['log']);
-  t.deepEqual(log.map((x) => x.id), [one.id]);
+  t.deepEqual(
+    log.map((x) => x.id),
+    [one.id],
+  );
 });
 
 test('the runner refuses verbs off the whitelist, and non-id positionals, before spawning', async (t) => {

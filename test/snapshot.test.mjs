@@ -29,7 +29,21 @@ test('edits, creations and deletions are captured, and each checkpoint is a chil
   write(box, 'edit.txt', 'v2\n');
   rmSync(path.join(box.ws, 'gone.txt'));
   write(box, 'new/deep/file.txt', 'hello\n');
-  const two = await ckptJson(box, ['snapshot', '-m', 'shell edits', '--session', 'S1', '--turn', '2', '--step', '5', '--tool', 'Bash', '--kind', 'post']);
+  const two = await ckptJson(box, [
+    'snapshot',
+    '-m',
+    'shell edits',
+    '--session',
+    'S1',
+    '--turn',
+    '2',
+    '--step',
+    '5',
+    '--tool',
+    'Bash',
+    '--kind',
+    'post',
+  ]);
   t.true(two.created);
   t.is(two.parent, one.id);
   t.deepEqual(two.stats, { added: 1, modified: 1, deleted: 1 });

@@ -64,10 +64,24 @@ export async function startClaudeServer(scripts) {
   const nextId = (prefix) => `${prefix}_ckpt${String(++counter).padStart(4, '0')}`;
 
   const sendStream = (res, body, blocks, stopReason) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'request-id': nextId('req') });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'request-id': nextId('req'),
+    });
     const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     ev('message_start', {
-      message: { id: nextId('msg'), type: 'message', role: 'assistant', model: body.model ?? 'claude-scripted', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+      message: {
+        id: nextId('msg'),
+        type: 'message',
+        role: 'assistant',
+        model: body.model ?? 'claude-scripted',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      },
     });
     blocks.forEach((block, index) => {
       if (block.type === 'text') {
@@ -92,14 +106,24 @@ export async function startClaudeServer(scripts) {
   };
   const answer = (res, body, blocks, stopReason) => {
     if (body?.stream) return sendStream(res, body, blocks, stopReason);
-    return sendJson(res, 200, { id: nextId('msg'), type: 'message', role: 'assistant', model: body?.model ?? 'claude-scripted', content: blocks, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 20 } });
+    return sendJson(res, 200, {
+      id: nextId('msg'),
+      type: 'message',
+      role: 'assistant',
+      model: body?.model ?? 'claude-scripted',
+      content: blocks,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 20 },
+    });
   };
   const text = (t) => [{ type: 'text', text: t }];
 
   const handle = (req, body, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     if (req.method === 'POST' && url.pathname === '/v1/messages/count_tokens') return sendJson(res, 200, { input_tokens: 42 });
-    if (req.method === 'GET' && url.pathname.startsWith('/v1/models')) return sendJson(res, 200, { data: [], has_more: false, first_id: null, last_id: null });
+    if (req.method === 'GET' && url.pathname.startsWith('/v1/models'))
+      return sendJson(res, 200, { data: [], has_more: false, first_id: null, last_id: null });
     if (req.method !== 'POST' || url.pathname !== '/v1/messages') {
       server.unexpected.push(`${req.method} ${req.url}`);
       return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: 'not scripted' } });
@@ -108,7 +132,9 @@ export async function startClaudeServer(scripts) {
     if (!Array.isArray(body?.tools) || body.tools.length === 0) return answer(res, body, text('Scripted session'), 'end_turn');
     const at = locate(body);
     if (!at) {
-      server.unexpected.push(`POST /v1/messages without a marker: ${JSON.stringify(body.messages?.map((m) => [m.role, textOf(m).slice(0, 80)]))}`);
+      server.unexpected.push(
+        `POST /v1/messages without a marker: ${JSON.stringify(body.messages?.map((m) => [m.role, textOf(m).slice(0, 80)]))}`,
+      );
       return answer(res, body, text('Nothing scripted.'), 'end_turn');
     }
     if (at.notification) return answer(res, body, text('Noted: the background task finished.'), 'end_turn');
@@ -256,7 +282,11 @@ export const tracePath = (box) => path.join(box.base, 'hook-trace.jsonl');
  */
 export function claudeMatcherMatches(matcher, tool) {
   if (matcher === undefined || matcher === null || matcher === '' || matcher === '*') return true;
-  if (/^[A-Za-z0-9_\- ,|]+$/.test(matcher)) return matcher.split(/[|,]/).map((s) => s.trim()).includes(tool);
+  if (/^[A-Za-z0-9_\- ,|]+$/.test(matcher))
+    return matcher
+      .split(/[|,]/)
+      .map((s) => s.trim())
+      .includes(tool);
   return new RegExp(matcher).test(tool);
 }
 

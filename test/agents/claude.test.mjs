@@ -12,7 +12,19 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, removeSandbox, sandbox, storeDir, storeText, workspaceFiles } from './harness.mjs';
+import {
+  ckpt,
+  ckptJson,
+  git,
+  gitDirFingerprint,
+  installAgent,
+  ledgerRecords,
+  removeSandbox,
+  sandbox,
+  storeDir,
+  storeText,
+  workspaceFiles,
+} from './harness.mjs';
 import { claudeWiring, marker, readTrace, runClaude, startClaudeServer, traceEvents, tracePath, wiredEvents } from './claude.mjs';
 
 const agent = installAgent('claude');
@@ -37,7 +49,17 @@ if (agent.skip) {
     const scripts = {
       t1: [
         { tools: [{ name: 'Write', input: { file_path: `${ws}/notes.txt`, content: 'alpha\nbeta\ngamma\n' } }] },
-        { tools: [{ name: 'Bash', input: { command: "sed -i 's/beta/BETA/' notes.txt && echo made > shell_made.txt && rm obsolete.txt", description: 'Edit notes, make a file, delete one' } }] },
+        {
+          tools: [
+            {
+              name: 'Bash',
+              input: {
+                command: "sed -i 's/beta/BETA/' notes.txt && echo made > shell_made.txt && rm obsolete.txt",
+                description: 'Edit notes, make a file, delete one',
+              },
+            },
+          ],
+        },
         {
           text: 'Two at once.',
           tools: [
@@ -46,13 +68,27 @@ if (agent.skip) {
           ],
         },
         { tools: [{ name: 'Write', input: { file_path: `${ws}/.env`, content: `API_KEY=${SECRET}\n` } }] },
-        { tools: [{ name: 'Bash', input: { command: 'echo partial > failed_made.txt && exit 3', description: 'Create a file, then fail' } }] },
+        {
+          tools: [
+            { name: 'Bash', input: { command: 'echo partial > failed_made.txt && exit 3', description: 'Create a file, then fail' } },
+          ],
+        },
         { text: 'Turn 1 done.' },
       ],
       t2: [
         { tools: [{ name: 'Read', input: { file_path: `${ws}/notes.txt` } }] },
         { tools: [{ name: 'Edit', input: { file_path: `${ws}/notes.txt`, old_string: 'alpha', new_string: 'ALPHA' } }] },
-        { tools: [{ name: 'Bash', input: { command: "sed -i 's/gamma/GAMMA/' notes.txt && echo two > t2_made.txt", description: 'Edit notes again, make a file' } }] },
+        {
+          tools: [
+            {
+              name: 'Bash',
+              input: {
+                command: "sed -i 's/gamma/GAMMA/' notes.txt && echo two > t2_made.txt",
+                description: 'Edit notes again, make a file',
+              },
+            },
+          ],
+        },
         { text: 'Turn 2 done.' },
       ],
     };
@@ -68,11 +104,20 @@ if (agent.skip) {
       const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project', '--json']);
       c.eq(install.code, 0, `hooks install: ${install.stderr}`);
       const installed = JSON.parse(install.stdout || '[{}]')[0];
-      c.ok(installed.backup && !installed.backup.startsWith(ws + path.sep) && readFileSync(installed.backup, 'utf8') === '{ "model": "opus" }\n', `the backup is kept outside the workspace: ${installed.backup}`);
+      c.ok(
+        installed.backup &&
+          !installed.backup.startsWith(ws + path.sep) &&
+          readFileSync(installed.backup, 'utf8') === '{ "model": "opus" }\n',
+        `the backup is kept outside the workspace: ${installed.backup}`,
+      );
       c.eq(readdirSync(path.join(ws, '.claude')), ['settings.json'], 'nothing else next to the settings');
-      c.ok(readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8').includes('git-ckpt-hook'), 'project .claude/settings.json wired');
+      c.ok(
+        readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8').includes('git-ckpt-hook'),
+        'project .claude/settings.json wired',
+      );
       const wiring = claudeWiring(path.join(ws, '.claude', 'settings.json'));
-      for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']) c.ok(wiring.events.includes(e), `${e} wired`);
+      for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'])
+        c.ok(wiring.events.includes(e), `${e} wired`);
 
       const env = { GIT_CKPT_HOOK_TRACE: tracePath(box) };
       const prompt1 = `${marker('t1')} Write notes.txt, edit it with sed, API_TOKEN=${SECRET} two shells at once\nThen fail once.`;
@@ -96,13 +141,46 @@ if (agent.skip) {
       // Which hook events fired, in order.
       const trace = readTrace(tracePath(box));
       // The full list is what the CLI emits; the installer's matchers leave read-only tools out.
-      const full = ['SessionStart', 'UserPromptSubmit', 'PreToolUse:Write', 'PostToolUse:Write', 'PreToolUse:Bash', 'PostToolUse:Bash', 'PreToolUse:Bash', 'PostToolUse:Bash', 'PreToolUse:Bash', 'PostToolUse:Bash', 'PreToolUse:Write', 'PostToolUse:Write', 'PreToolUse:Bash', 'PostToolUseFailure:Bash', 'Stop'];
-      const full2 = ['SessionStart', 'UserPromptSubmit', 'PreToolUse:Read', 'PostToolUse:Read', 'PreToolUse:Edit', 'PostToolUse:Edit', 'PreToolUse:Bash', 'PostToolUse:Bash', 'Stop'];
+      const full = [
+        'SessionStart',
+        'UserPromptSubmit',
+        'PreToolUse:Write',
+        'PostToolUse:Write',
+        'PreToolUse:Bash',
+        'PostToolUse:Bash',
+        'PreToolUse:Bash',
+        'PostToolUse:Bash',
+        'PreToolUse:Bash',
+        'PostToolUse:Bash',
+        'PreToolUse:Write',
+        'PostToolUse:Write',
+        'PreToolUse:Bash',
+        'PostToolUseFailure:Bash',
+        'Stop',
+      ];
+      const full2 = [
+        'SessionStart',
+        'UserPromptSubmit',
+        'PreToolUse:Read',
+        'PostToolUse:Read',
+        'PreToolUse:Edit',
+        'PostToolUse:Edit',
+        'PreToolUse:Bash',
+        'PostToolUse:Bash',
+        'Stop',
+      ];
       c.eq(traceEvents(trace), wiredEvents(wiring, [...full, ...full2]), 'hook events');
       const session = trace[0]?.payload.session_id;
       c.ok(session, 'session id');
-      c.ok(trace.every((e) => e.payload.session_id === session && e.session === session), 'one session across --continue');
-      c.eq(trace.filter((e) => e.payload.hook_event_name === 'SessionStart').map((e) => e.payload.source), ['startup', 'resume'], 'SessionStart sources');
+      c.ok(
+        trace.every((e) => e.payload.session_id === session && e.session === session),
+        'one session across --continue',
+      );
+      c.eq(
+        trace.filter((e) => e.payload.hook_event_name === 'SessionStart').map((e) => e.payload.source),
+        ['startup', 'resume'],
+        'SessionStart sources',
+      );
       const prompt1Id = trace1.find((e) => e.payload.hook_event_name === 'UserPromptSubmit')?.payload.prompt_id;
       const prompt2Id = trace.filter((e) => e.payload.hook_event_name === 'UserPromptSubmit')[1]?.payload.prompt_id;
       const transcript = trace[1]?.payload.transcript_path;
@@ -117,7 +195,8 @@ if (agent.skip) {
         if (r.parent) c.ne(r.tree, byId.get(r.parent).tree, `${r.id.slice(0, 8)} (${r.message}) duplicates its parent's content`);
       }
       const calls = server.calls;
-      const call = (script, step, i = 0) => calls.filter((x) => x.script === script && x.step === step)[i] ?? { id: `missing ${script}.${step}.${i}` };
+      const call = (script, step, i = 0) =>
+        calls.filter((x) => x.script === script && x.step === step)[i] ?? { id: `missing ${script}.${step}.${i}` };
       const mutating = [call('t1', 0), call('t1', 1), call('t1', 2, 0), call('t1', 2, 1), call('t1', 4), call('t2', 1), call('t2', 2)];
       const posts = hookRecords.filter((r) => r.kind === 'post');
       c.eq(
@@ -130,7 +209,11 @@ if (agent.skip) {
         ['turn session-start'],
         'only the session start besides the posts',
       );
-      for (const x of [call('t1', 3), call('t2', 0)]) c.no(records.some((r) => r.call === x.id), `no checkpoint for ${x.name} (${x.id})`);
+      for (const x of [call('t1', 3), call('t2', 0)])
+        c.no(
+          records.some((r) => r.call === x.id),
+          `no checkpoint for ${x.name} (${x.id})`,
+        );
 
       // Attribution: session, turn from user prompts, step, tool, call id, agent's turn id, transcript.
       const postOf = (x) => posts.find((r) => r.call === x.id) ?? { paths: [], message: `no post for ${x.id}` };
@@ -146,7 +229,11 @@ if (agent.skip) {
         [edit, 2, 'Edit', stepOf(mutating[5]), prompt2Id],
         [shell2, 2, 'Bash', stepOf(mutating[6]), prompt2Id],
       ];
-      c.eq(expect.map((e) => e[3]), [1, 2, 3, 4, 6, wiring.fires('PreToolUse', 'Read') ? 2 : 1, wiring.fires('PreToolUse', 'Read') ? 3 : 2], 'steps');
+      c.eq(
+        expect.map((e) => e[3]),
+        [1, 2, 3, 4, 6, wiring.fires('PreToolUse', 'Read') ? 2 : 1, wiring.fires('PreToolUse', 'Read') ? 3 : 2],
+        'steps',
+      );
       for (const [r, turn, tool, step, agentTurn] of expect) {
         const what = `${r.message}`;
         c.eq(r.agent, 'claude', `${what}: agent`);
@@ -178,9 +265,16 @@ if (agent.skip) {
 
       // Turn titles: the first line of the user's prompt, redacted, on each turn's first record.
       const firstOf = (turn) => hookRecords.find((r) => r.turn === turn);
-      c.eq(firstOf(1)?.prompt, `${marker('t1')} Write notes.txt, edit it with sed, API_TOKEN=[REDACTED] two shells at once`, 'turn 1 title (prompt) on its first record');
+      c.eq(
+        firstOf(1)?.prompt,
+        `${marker('t1')} Write notes.txt, edit it with sed, API_TOKEN=[REDACTED] two shells at once`,
+        'turn 1 title (prompt) on its first record',
+      );
       c.eq(firstOf(2)?.prompt, `${marker('t2')} Capitalise alpha and gamma.`, 'turn 2 title (prompt) on its first record');
-      c.no(hookRecords.some((r) => r.prompt && r !== firstOf(r.turn)), 'prompt only on the first record of a turn');
+      c.no(
+        hookRecords.some((r) => r.prompt && r !== firstOf(r.turn)),
+        'prompt only on the first record of a turn',
+      );
 
       // No secret anywhere in the store: not the command, the prompt or the .env.
       c.ok(parB.input?.includes('DEPLOY_TOKEN='), `redacted command keeps its shape: ${parB.input}`);
@@ -189,7 +283,10 @@ if (agent.skip) {
       c.ok(existsSync(path.join(ws, '.env')), '.env written by the agent');
       // What is not captured is said: status lists it now, hook.log says it once, not on every later call.
       const status = await ckptJson(box, ['status', '--json']);
-      c.ok(status.uncaptured?.some((u) => u.path === '.env' && u.reason === 'secret'), `status lists .env as not captured: ${JSON.stringify(status.uncaptured)}`);
+      c.ok(
+        status.uncaptured?.some((u) => u.path === '.env' && u.reason === 'secret'),
+        `status lists .env as not captured: ${JSON.stringify(status.uncaptured)}`,
+      );
       const hookLog = readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8');
       c.eq(hookLog.match(/\.env \(secret\)/g)?.length, 1, `hook.log names the .env skip once: ${hookLog}`);
 
@@ -203,7 +300,10 @@ if (agent.skip) {
 
       // `git ckpt log` agrees with the ledger on sessions.
       const log = await ckptJson(box, ['log', '--json', '--all']);
-      c.ok(log.some((r) => r.session === session), 'log --json has the session');
+      c.ok(
+        log.some((r) => r.session === session),
+        'log --json has the session',
+      );
 
       // The user's repository is untouched by install, hooks, restore and undo.
       c.eq(gitDirFingerprint(box), fingerprint, '.git changed');
@@ -228,7 +328,12 @@ if (agent.skip) {
           tools: [
             {
               name: 'Agent',
-              input: { description: 'Write files in a subagent', prompt: `${marker('sub')} Write sub_agent.txt and make sub_shell.txt.`, subagent_type: 'general-purpose', run_in_background: true },
+              input: {
+                description: 'Write files in a subagent',
+                prompt: `${marker('sub')} Write sub_agent.txt and make sub_shell.txt.`,
+                subagent_type: 'general-purpose',
+                run_in_background: true,
+              },
             },
           ],
         },
@@ -249,7 +354,10 @@ if (agent.skip) {
     try {
       const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'user']);
       c.eq(install.code, 0, `hooks install: ${install.stderr}`);
-      c.ok(readFileSync(path.join(box.home, '.claude', 'settings.json'), 'utf8').includes('git-ckpt-hook'), '~/.claude/settings.json wired');
+      c.ok(
+        readFileSync(path.join(box.home, '.claude', 'settings.json'), 'utf8').includes('git-ckpt-hook'),
+        '~/.claude/settings.json wired',
+      );
       const wiring = claudeWiring(path.join(box.home, '.claude', 'settings.json'));
       c.no(existsSync(path.join(ws, '.claude')), 'user scope writes nothing in the workspace');
 
@@ -259,7 +367,11 @@ if (agent.skip) {
       c.eq(r1.code, 0, 'turn 1 exit code');
       // `-p` keeps running until the background subagent finished and its notification was answered.
       c.re(r1.stdout, /background task finished/, 'turn 1 ends with the answer to the task notification');
-      c.eq(existsSync(path.join(ws, 'sub_shell.txt')) && readFileSync(path.join(ws, 'sub_agent.txt'), 'utf8'), 'from the subagent\n', 'the subagent finished before -p exited');
+      c.eq(
+        existsSync(path.join(ws, 'sub_shell.txt')) && readFileSync(path.join(ws, 'sub_agent.txt'), 'utf8'),
+        'from the subagent\n',
+        'the subagent finished before -p exited',
+      );
       const before2 = workspaceFiles(box);
 
       const r2 = await runClaude(agent.bin, box, server, `${marker('s2')} One more file.`, { env, resume: true });
@@ -276,12 +388,32 @@ if (agent.skip) {
       const events = traceEvents(trace);
       c.eq(
         events.filter((e) => !e.endsWith('@sub')),
-        wiredEvents(wiring, ['SessionStart', 'UserPromptSubmit', 'PreToolUse:Agent', 'PostToolUse:Agent', 'Stop', 'UserPromptSubmit', 'Stop', 'SessionStart', 'UserPromptSubmit', 'PreToolUse:Bash', 'PostToolUse:Bash', 'Stop']),
+        wiredEvents(wiring, [
+          'SessionStart',
+          'UserPromptSubmit',
+          'PreToolUse:Agent',
+          'PostToolUse:Agent',
+          'Stop',
+          'UserPromptSubmit',
+          'Stop',
+          'SessionStart',
+          'UserPromptSubmit',
+          'PreToolUse:Bash',
+          'PostToolUse:Bash',
+          'Stop',
+        ]),
         'main thread hook events',
       );
       c.eq(
         events.filter((e) => e.endsWith('@sub')),
-        wiredEvents(wiring, ['SubagentStart@sub', 'PreToolUse:Write@sub', 'PostToolUse:Write@sub', 'PreToolUse:Bash@sub', 'PostToolUse:Bash@sub', 'SubagentStop@sub']),
+        wiredEvents(wiring, [
+          'SubagentStart@sub',
+          'PreToolUse:Write@sub',
+          'PostToolUse:Write@sub',
+          'PreToolUse:Bash@sub',
+          'PostToolUse:Bash@sub',
+          'SubagentStop@sub',
+        ]),
         'subagent hook events',
       );
       const prompts = trace.filter((e) => e.payload.hook_event_name === 'UserPromptSubmit');
@@ -289,7 +421,10 @@ if (agent.skip) {
       c.ok(events.lastIndexOf('PostToolUse:Bash@sub') < events.indexOf('UserPromptSubmit', 2), 'the notification follows the subagent');
       const subEvents = trace.filter((e) => e.payload.agent_id);
       const agentId = subEvents[0]?.payload.agent_id;
-      c.ok(agentId && subEvents.every((e) => e.payload.agent_id === agentId && e.payload.agent_type === 'general-purpose'), 'agent_id and agent_type on the subagent events');
+      c.ok(
+        agentId && subEvents.every((e) => e.payload.agent_id === agentId && e.payload.agent_type === 'general-purpose'),
+        'agent_id and agent_type on the subagent events',
+      );
       const session = trace[0]?.payload.session_id;
       c.ok(session && trace.every((e) => e.payload.session_id === session), 'one session id');
 
@@ -308,7 +443,10 @@ if (agent.skip) {
       const w = postOf(subWrite);
       const b = postOf(subBash);
       const s2 = postOf(s2Bash);
-      c.no(hookRecords.some((r) => r.call === agentCall.id), 'launching the subagent changes nothing');
+      c.no(
+        hookRecords.some((r) => r.call === agentCall.id),
+        'launching the subagent changes nothing',
+      );
 
       // The subagent's files are captured by its own calls' posts, attributed to it ...
       const paths = (r) => Object.fromEntries(r.paths.map((p) => [p.path, p.status]));
@@ -322,7 +460,10 @@ if (agent.skip) {
       c.no(s2.subagent, 'no subagent on a main-thread call');
       c.no(
         hookRecords.some((r) => r !== w && r.paths.some((p) => p.path === 'sub_agent.txt')),
-        `no other checkpoint took the subagent file (${hookRecords.filter((r) => r !== w && r.paths.some((p) => p.path === 'sub_agent.txt')).map((r) => r.message).join('; ')})`,
+        `no other checkpoint took the subagent file (${hookRecords
+          .filter((r) => r !== w && r.paths.some((p) => p.path === 'sub_agent.txt'))
+          .map((r) => r.message)
+          .join('; ')})`,
       );
 
       // ... and the notification prompt opened no turn: the resumed prompt is turn 2.
@@ -378,9 +519,15 @@ function checks() {
 
 /** On failure: the CLI's own output, the requests, the trace and the ledger, to the test log. */
 function logOutputs(t, box, outputs, server) {
-  for (const [name, r] of outputs) t.log(`${name}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  for (const [name, r] of outputs)
+    t.log(`${name}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   t.log(`sandbox kept: ${box.base}`);
-  t.log(`requests: ${server.requests.length}; unexpected: ${JSON.stringify(server.unexpected)}; outbound: ${JSON.stringify(server.outbound)}`);
+  t.log(
+    `requests: ${server.requests.length}; unexpected: ${JSON.stringify(server.unexpected)}; outbound: ${JSON.stringify(server.outbound)}`,
+  );
   t.log(`trace: ${traceEvents(readTrace(tracePath(box))).join(' ')}`);
-  for (const r of ledgerRecords(box)) t.log(`ledger: ${r.kind} t${r.turn ?? '-'}.s${r.step ?? '-'} ${r.message} ${r.paths.map((p) => `${p.status} ${p.path}`).join(', ')}${r.failed ? ' FAILED' : ''}${r.subagent ? ` sub=${r.subagent.id}` : ''}`);
+  for (const r of ledgerRecords(box))
+    t.log(
+      `ledger: ${r.kind} t${r.turn ?? '-'}.s${r.step ?? '-'} ${r.message} ${r.paths.map((p) => `${p.status} ${p.path}`).join(', ')}${r.failed ? ' FAILED' : ''}${r.subagent ? ` sub=${r.subagent.id}` : ''}`,
+    );
 }

@@ -78,7 +78,14 @@ enabled = false
 
 /** The environment of every codex process: the sandbox's, the dummy key, the hook trace. */
 export function codexEnv(box, extra = {}) {
-  return { ...box.env, [KEY_ENV]: 'ckpt-dummy-key-not-secret', GIT_CKPT_HOOK_TRACE: traceFile(box), NO_COLOR: '1', RUST_LOG: 'error', ...extra };
+  return {
+    ...box.env,
+    [KEY_ENV]: 'ckpt-dummy-key-not-secret',
+    GIT_CKPT_HOOK_TRACE: traceFile(box),
+    NO_COLOR: '1',
+    RUST_LOG: 'error',
+    ...extra,
+  };
 }
 
 export function traceFile(box) {
@@ -130,7 +137,15 @@ export const EVENT_LABELS = {
 const NO_MATCHER = new Set(['UserPromptSubmit', 'Stop']);
 
 const canonical = (v) =>
-  Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])])) : v;
+  Array.isArray(v)
+    ? v.map(canonical)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, canonical(v[k])]),
+        )
+      : v;
 
 /**
  * Codex's trust hash of one command handler: sha256 over the key-sorted compact
@@ -139,11 +154,18 @@ const canonical = (v) =>
  * default), statusMessage when set; commandWindows never counts.
  */
 export function codexHookHash(eventName, group, handler) {
-  const h = { type: 'command', command: handler.command, timeout: Math.max(1, handler.timeout ?? handler.timeoutSec ?? 600), async: handler.async === true };
+  const h = {
+    type: 'command',
+    command: handler.command,
+    timeout: Math.max(1, handler.timeout ?? handler.timeoutSec ?? 600),
+    async: handler.async === true,
+  };
   if (handler.statusMessage != null) h.statusMessage = handler.statusMessage;
   const identity = { event_name: EVENT_LABELS[eventName], hooks: [h] };
   if (!NO_MATCHER.has(eventName) && group.matcher != null) identity.matcher = group.matcher;
-  return `sha256:${createHash('sha256').update(JSON.stringify(canonical(identity))).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify(canonical(identity)))
+    .digest('hex')}`;
 }
 
 /** Every command handler of a hooks.json, with its trust key and hash. */
@@ -151,12 +173,12 @@ export function hookTrustEntries(hooksFile) {
   const doc = JSON.parse(readFileSync(hooksFile, 'utf8'));
   const out = [];
   for (const [eventName, groups] of Object.entries(doc.hooks ?? {})) {
-    groups.forEach((group, gi) =>
+    groups.forEach((group, gi) => {
       (group.hooks ?? []).forEach((handler, hi) => {
         if (handler.type !== 'command') return;
         out.push({ key: `${hooksFile}:${EVENT_LABELS[eventName]}:${gi}:${hi}`, eventName, hash: codexHookHash(eventName, group, handler) });
-      }),
-    );
+      });
+    });
   }
   return out;
 }
@@ -286,7 +308,11 @@ export function nextAnswer(scripts, body) {
   const prefix = `call_${name}_s`;
   for (const it of input.slice(at + 1)) {
     const id = it?.call_id;
-    if ((it?.type === 'function_call_output' || it?.type === 'custom_tool_call_output') && typeof id === 'string' && id.startsWith(prefix)) {
+    if (
+      (it?.type === 'function_call_output' || it?.type === 'custom_tool_call_output') &&
+      typeof id === 'string' &&
+      id.startsWith(prefix)
+    ) {
       done.add(id.slice(prefix.length).split('_')[0]);
     }
   }
@@ -306,17 +332,40 @@ function responseEvents(answer) {
   const id = `resp_ckpt_${seq}`;
   const items = [];
   if (answer.kind === 'text') {
-    items.push({ type: 'message', role: 'assistant', id: `msg_ckpt_${seq}`, status: 'completed', content: [{ type: 'output_text', text: answer.text, annotations: [] }] });
+    items.push({
+      type: 'message',
+      role: 'assistant',
+      id: `msg_ckpt_${seq}`,
+      status: 'completed',
+      content: [{ type: 'output_text', text: answer.text, annotations: [] }],
+    });
   } else {
     answer.calls.forEach((c, k) => {
-      if (c.patch !== undefined) items.push({ type: 'custom_tool_call', id: `ctc_ckpt_${seq}_${k}`, status: 'completed', call_id: c.callId, name: 'apply_patch', input: c.patch });
-      else items.push({ type: 'function_call', id: `fc_ckpt_${seq}_${k}`, status: 'completed', call_id: c.callId, name: 'exec_command', arguments: JSON.stringify({ cmd: c.shell, yield_time_ms: 10000 }) });
+      if (c.patch !== undefined)
+        items.push({
+          type: 'custom_tool_call',
+          id: `ctc_ckpt_${seq}_${k}`,
+          status: 'completed',
+          call_id: c.callId,
+          name: 'apply_patch',
+          input: c.patch,
+        });
+      else
+        items.push({
+          type: 'function_call',
+          id: `fc_ckpt_${seq}_${k}`,
+          status: 'completed',
+          call_id: c.callId,
+          name: 'exec_command',
+          arguments: JSON.stringify({ cmd: c.shell, yield_time_ms: 10000 }),
+        });
     });
   }
   const events = [{ type: 'response.created', response: { id, object: 'response', status: 'in_progress', output: [] } }];
   items.forEach((item, output_index) => {
     events.push({ type: 'response.output_item.added', output_index, item: item.type === 'message' ? { ...item, content: [] } : item });
-    if (item.type === 'message') events.push({ type: 'response.output_text.delta', output_index, content_index: 0, item_id: item.id, delta: item.content[0].text });
+    if (item.type === 'message')
+      events.push({ type: 'response.output_text.delta', output_index, content_index: 0, item_id: item.id, delta: item.content[0].text });
     events.push({ type: 'response.output_item.done', output_index, item });
   });
   events.push({
@@ -326,7 +375,13 @@ function responseEvents(answer) {
       object: 'response',
       status: 'completed',
       output: items,
-      usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 120 },
+      usage: {
+        input_tokens: 100,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 20,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 120,
+      },
     },
   });
   return events;
@@ -378,7 +433,10 @@ export async function startCodexServer(scripts) {
  */
 export async function codexTurn(box, bin, prompt, { resume = null, flags = [], env = {}, timeoutMs = 120_000 } = {}) {
   const common = ['--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', ...flags];
-  const args = resume === null ? ['exec', ...common, '-C', box.ws, prompt] : ['exec', 'resume', ...common, ...(resume === 'last' ? ['--last'] : [resume]), prompt];
+  const args =
+    resume === null
+      ? ['exec', ...common, '-C', box.ws, prompt]
+      : ['exec', 'resume', ...common, ...(resume === 'last' ? ['--last'] : [resume]), prompt];
   const r = await run(bin, args, { cwd: box.ws, env: codexEnv(box, env), timeoutMs });
   const events = [];
   for (const line of r.stdout.split('\n')) {

@@ -16,7 +16,18 @@
 import test from 'ava';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, removeSandbox, sandbox, storeText, workspaceFiles } from './harness.mjs';
+import {
+  ckpt,
+  ckptJson,
+  git,
+  gitDirFingerprint,
+  installAgent,
+  ledgerRecords,
+  removeSandbox,
+  sandbox,
+  storeText,
+  workspaceFiles,
+} from './harness.mjs';
 import {
   EVENT_LABELS,
   codexTurn,
@@ -26,7 +37,6 @@ import {
   listHooks,
   readTrace,
   startCodexServer,
-  traceFile,
   trustHooksInConfig,
   trustHooksLikeTui,
   writeCodexConfig,
@@ -51,10 +61,14 @@ function checkTurnTrace(t, trace, { session, calls, source, preOnly = [] }) {
   const toolEvents = s.slice(2, -1);
   t.deepEqual(
     [...toolEvents].sort(),
-    [...calls.flatMap(([tool, call]) => [`pre:${tool}:${call}`, `post:${tool}:${call}`]), ...preOnly.map(([tool, call]) => `pre:${tool}:${call}`)].sort(),
+    [
+      ...calls.flatMap(([tool, call]) => [`pre:${tool}:${call}`, `post:${tool}:${call}`]),
+      ...preOnly.map(([tool, call]) => `pre:${tool}:${call}`),
+    ].sort(),
     s.join(' '),
   );
-  for (const [tool, call] of calls) t.true(toolEvents.indexOf(`pre:${tool}:${call}`) < toolEvents.indexOf(`post:${tool}:${call}`), `${call}: pre before post`);
+  for (const [tool, call] of calls)
+    t.true(toolEvents.indexOf(`pre:${tool}:${call}`) < toolEvents.indexOf(`post:${tool}:${call}`), `${call}: pre before post`);
   for (const e of trace) t.is(e.session, session, `${e.phase} carries the thread id as session_id`);
   // turn_id: on every turn-scoped event, never on SessionStart.
   t.is(trace[0].payload.turn_id, undefined, 'SessionStart has no turn_id');
@@ -167,7 +181,10 @@ if (agent.skip) {
     // Gate 1 (project trust) given by `--trust`; gate 2 (hook trust) not yet: nothing runs.
     const r0 = await turn(t, 'untrusted hooks', box, '[[ckpt hello]] Say hello.', { flags: ['--trust'] });
     t.truthy(r0.thread);
-    t.regex(readFileSync(configPath(box), 'utf8'), new RegExp(`\\[projects\\.${JSON.stringify(ws).replace(/[.[\]/\\]/g, '\\$&')}\\]\\s*trust_level = "trusted"`));
+    t.regex(
+      readFileSync(configPath(box), 'utf8'),
+      new RegExp(`\\[projects\\.${JSON.stringify(ws).replace(/[.[\]/\\]/g, '\\$&')}\\]\\s*trust_level = "trusted"`),
+    );
     t.deepEqual(readTrace(box), [], 'untrusted hooks: Codex ran none of them');
     t.deepEqual(ledgerRecords(box), [], 'untrusted hooks: no checkpoint');
     const verdict = async () => (await ckptJson(box, ['hooks', 'status', '--agent', 'codex', '--scope', 'project', '--json']))[0].verdict;
@@ -181,17 +198,28 @@ if (agent.skip) {
     for (const e of CORE_EVENTS) t.true(events.includes(e), `hooks.json wires ${e}`);
     const expectedKeys = events.map((e) => `${hooksFile}:${EVENT_LABELS[e]}:0:0`).sort();
     t.deepEqual(trust.before.map((h) => h.key).sort(), expectedKeys);
-    t.true(trust.before.every((h) => h.trustStatus === 'untrusted' && h.source === 'project' && h.enabled), JSON.stringify(trust.before));
+    t.true(
+      trust.before.every((h) => h.trustStatus === 'untrusted' && h.source === 'project' && h.enabled),
+      JSON.stringify(trust.before),
+    );
     const computed = Object.fromEntries(hookTrustEntries(hooksFile).map((e) => [e.key, e.hash]));
     for (const h of trust.before) t.is(computed[h.key], h.currentHash, `our trust hash of ${h.key} is Codex's`);
-    t.true(trust.after.every((h) => h.trustStatus === 'trusted'), JSON.stringify(trust.after.map((h) => h.trustStatus)));
+    t.true(
+      trust.after.every((h) => h.trustStatus === 'trusted'),
+      JSON.stringify(trust.after.map((h) => h.trustStatus)),
+    );
     const config = readFileSync(configPath(box), 'utf8');
-    for (const k of expectedKeys) t.true(config.includes(`[hooks.state.${JSON.stringify(k)}]\ntrusted_hash = ${JSON.stringify(computed[k])}`), `config.toml records trust of ${k}`);
+    for (const k of expectedKeys)
+      t.true(
+        config.includes(`[hooks.state.${JSON.stringify(k)}]\ntrusted_hash = ${JSON.stringify(computed[k])}`),
+        `config.toml records trust of ${k}`,
+      );
     t.log(`hooks status after trust: ${(await ckpt(box, ['hooks', 'status', '--agent', 'codex'])).stdout.trim()}`);
     t.is((await verdict()).runs, 'yes', "hooks status reads Codex's trust of every one of our hooks (our hash is Codex's)");
 
     // Turn 1.
-    const prompt1 = '[[ckpt t1]] Create notes.txt, edit it with sed, make files in parallel, add .env and app.cfg\nSecond line of the prompt.';
+    const prompt1 =
+      '[[ckpt t1]] Create notes.txt, edit it with sed, make files in parallel, add .env and app.cfg\nSecond line of the prompt.';
     const r1 = await turn(t, 'turn 1', box, prompt1);
     const session = r1.thread;
     t.truthy(session);
@@ -216,13 +244,27 @@ if (agent.skip) {
     t.regex(patchPost.payload.tool_response, /^Exit code: 0\n/);
 
     const recs1 = ledgerRecords(box);
-    t.true(recs1.every((r) => r.session === session && r.agent === 'codex'), JSON.stringify(recs1.map((r) => [r.session, r.agent])));
+    t.true(
+      recs1.every((r) => r.session === session && r.agent === 'codex'),
+      JSON.stringify(recs1.map((r) => [r.session, r.agent])),
+    );
     const posts1 = recs1.filter((r) => r.kind === 'post');
-    t.deepEqual(posts1.map((r) => r.call).sort(), ['call_t1_s0_0', 'call_t1_s1_0', 'call_t1_s2_0', 'call_t1_s2_1', 'call_t1_s3_0'], 'one post checkpoint per mutating call');
-    t.deepEqual(recs1.filter((r) => r.kind === 'pre'), [], 'nothing changed between calls: no pre checkpoint');
+    t.deepEqual(
+      posts1.map((r) => r.call).sort(),
+      ['call_t1_s0_0', 'call_t1_s1_0', 'call_t1_s2_0', 'call_t1_s2_1', 'call_t1_s3_0'],
+      'one post checkpoint per mutating call',
+    );
+    t.deepEqual(
+      recs1.filter((r) => r.kind === 'pre'),
+      [],
+      'nothing changed between calls: no pre checkpoint',
+    );
     t.is(new Set(recs1.map((r) => r.tree)).size, recs1.length, 'no two checkpoints of the same content');
     const c1 = byCall(recs1);
-    t.deepEqual(posts1.map((r) => r.turn), [1, 1, 1, 1, 1]);
+    t.deepEqual(
+      posts1.map((r) => r.turn),
+      [1, 1, 1, 1, 1],
+    );
     t.deepEqual(posts1.map((r) => r.step).sort(), [1, 2, 3, 4, 5]);
     t.is(c1.call_t1_s0_0.step, 1);
     t.is(c1.call_t1_s1_0.step, 2);
@@ -232,13 +274,20 @@ if (agent.skip) {
     later.add('input of a patch: A <path>', () => t.is(c1.call_t1_s0_0.input, 'A notes.txt'), c1.call_t1_s0_0.input);
     t.is(c1.call_t1_s1_0.input, "sed -i 's/alpha/ALPHA/' notes.txt && printf 'made\\n' > shell_made.txt && rm old.txt");
     t.deepEqual(pathsOf(c1.call_t1_s0_0), ['A notes.txt']);
-    t.deepEqual(pathsOf(c1.call_t1_s1_0), ['A shell_made.txt', 'D old.txt', 'M notes.txt'], 'the shell call’s own post holds its sed, create and rm');
+    t.deepEqual(
+      pathsOf(c1.call_t1_s1_0),
+      ['A shell_made.txt', 'D old.txt', 'M notes.txt'],
+      'the shell call’s own post holds its sed, create and rm',
+    );
     t.deepEqual(pathsOf(c1.call_t1_s2_0), ['A par1.txt']);
     t.deepEqual(pathsOf(c1.call_t1_s2_1), ['A par2.txt']);
     // The secret-named file: never captured, named in the input without content.
     later.add('input of the .env patch', () => t.is(c1.call_t1_s3_0.input, 'A .env, A app.cfg'), c1.call_t1_s3_0.input);
     t.deepEqual(pathsOf(c1.call_t1_s3_0), ['A app.cfg']);
-    t.true((c1.call_t1_s3_0.skipped ?? []).some((s) => s.path === '.env'), JSON.stringify(c1.call_t1_s3_0.skipped));
+    t.true(
+      (c1.call_t1_s3_0.skipped ?? []).some((s) => s.path === '.env'),
+      JSON.stringify(c1.call_t1_s3_0.skipped),
+    );
     t.false(storeText(box).includes(SECRET), 'the .env content is nowhere in the store');
     // Fields being added: the agent's turn id, the transcript, the turn's title, failed only on failures.
     for (const r of posts1) {
@@ -247,7 +296,11 @@ if (agent.skip) {
       later.add(`${r.call}: not failed`, () => t.falsy(r.failed), r.failed);
     }
     const first1 = recs1.find((r) => r.turn === 1);
-    later.add('prompt: the first record of turn 1 carries the first line of the prompt', () => t.is(first1?.prompt, prompt1.split('\n')[0]), first1?.prompt);
+    later.add(
+      'prompt: the first record of turn 1 carries the first line of the prompt',
+      () => t.is(first1?.prompt, prompt1.split('\n')[0]),
+      first1?.prompt,
+    );
 
     const before2 = workspaceFiles(box);
     t.true('.env' in before2);
@@ -269,26 +322,48 @@ if (agent.skip) {
     });
     t.not(turnId2, turnId1);
     const failPost = trace2.find((e) => e.phase === 'post' && e.call === 'call_t2_s2_0');
-    t.is(failPost.payload.tool_response, 'boom: it failed\n', 'PostToolUse fires after a failing command; tool_response is its output only, no exit code');
+    t.is(
+      failPost.payload.tool_response,
+      'boom: it failed\n',
+      'PostToolUse fires after a failing command; tool_response is its output only, no exit code',
+    );
 
     const recs2 = ledgerRecords(box).slice(recs1.length);
     const posts2 = recs2.filter((r) => r.kind === 'post');
     t.deepEqual(posts2.map((r) => r.call).sort(), ['call_t2_s0_0', 'call_t2_s1_0', 'call_t2_s2_0']);
     t.is(recs2.filter((r) => r.kind === 'pre').length, 0);
     const c2 = byCall(recs2);
-    t.deepEqual(posts2.map((r) => [r.turn, r.step]), [[2, 1], [2, 2], [2, 3]]);
+    t.deepEqual(
+      posts2.map((r) => [r.turn, r.step]),
+      [
+        [2, 1],
+        [2, 2],
+        [2, 3],
+      ],
+    );
     later.add('input of an update patch: M <path>', () => t.is(c2.call_t2_s0_0.input, 'M notes.txt'), c2.call_t2_s0_0.input);
     t.deepEqual(pathsOf(c2.call_t2_s0_0), ['M notes.txt']);
     t.deepEqual(pathsOf(c2.call_t2_s1_0), ['D shell_made.txt', 'M notes.txt']);
     t.deepEqual(pathsOf(c2.call_t2_s2_0), ['A fail_made.txt'], 'the failing command’s file is in its own post');
     for (const r of posts2) later.add(`${r.call}: agentTurn = Codex turn_id of turn 2`, () => t.is(r.agentTurn, turnId2), r.agentTurn);
-    later.add('prompt: the first record of turn 2 carries its title', () => t.is(recs2.find((r) => r.turn === 2)?.prompt, prompt2), recs2.find((r) => r.turn === 2)?.prompt);
-    later.add('successful calls of turn 2 are not failed', () => t.falsy(c2.call_t2_s0_0.failed || c2.call_t2_s1_0.failed), [c2.call_t2_s0_0.failed, c2.call_t2_s1_0.failed]);
+    later.add(
+      'prompt: the first record of turn 2 carries its title',
+      () => t.is(recs2.find((r) => r.turn === 2)?.prompt, prompt2),
+      recs2.find((r) => r.turn === 2)?.prompt,
+    );
+    later.add('successful calls of turn 2 are not failed', () => t.falsy(c2.call_t2_s0_0.failed || c2.call_t2_s1_0.failed), [
+      c2.call_t2_s0_0.failed,
+      c2.call_t2_s1_0.failed,
+    ]);
     // Being added: failed + error on a failed call's post. Codex's PostToolUse payload has only the
     // command's output (no exit code); the transcript already holds the item's exit_code and status
     // "failed" when the hook runs.
     later.add('failed: true on the failing command’s post', () => t.is(c2.call_t2_s2_0.failed, true), c2.call_t2_s2_0.failed ?? null);
-    later.add('error: the first line of the failure', () => t.is(c2.call_t2_s2_0.error, 'exit code 3: boom: it failed'), c2.call_t2_s2_0.error ?? null);
+    later.add(
+      'error: the first line of the failure',
+      () => t.is(c2.call_t2_s2_0.error, 'exit code 3: boom: it failed'),
+      c2.call_t2_s2_0.error ?? null,
+    );
 
     const log = await ckptJson(box, ['log', '--json', '--all']);
     t.true(Array.isArray(log) && log.length >= posts1.length + posts2.length);
@@ -362,24 +437,38 @@ if (agent.skip) {
     });
     const recs = ledgerRecords(box);
     const c = byCall(recs);
-    t.deepEqual(recs.filter((r) => r.kind === 'post').map((r) => r.call), ['call_u1_s0_0', 'call_u1_s1_0']);
-    t.false(recs.some((r) => r.call === 'call_u1_s2_0'), 'the patch that failed to apply changed nothing: no checkpoint');
+    t.deepEqual(
+      recs.filter((r) => r.kind === 'post').map((r) => r.call),
+      ['call_u1_s0_0', 'call_u1_s1_0'],
+    );
+    t.false(
+      recs.some((r) => r.call === 'call_u1_s2_0'),
+      'the patch that failed to apply changed nothing: no checkpoint',
+    );
     t.deepEqual(pathsOf(c.call_u1_s0_0), ['A keyed.txt']);
     t.deepEqual(pathsOf(c.call_u1_s1_0), ['M README.md']);
     later.add('input of an update patch', () => t.is(c.call_u1_s1_0.input, 'M README.md'), c.call_u1_s1_0.input);
     t.deepEqual([c.call_u1_s0_0.turn, c.call_u1_s0_0.step, c.call_u1_s1_0.step], [1, 1, 2]);
     t.true(recs.every((r) => r.session === session && r.agent === 'codex'));
     // Being added: commands and prompts redacted.
-    later.add('command redacted (NAME=value with KEY in NAME)', () => {
-      t.false(String(c.call_u1_s0_0.input).includes(SECRET), String(c.call_u1_s0_0.input));
-      t.regex(String(c.call_u1_s0_0.input), /SERVICE_API_KEY=/);
-    }, c.call_u1_s0_0.input);
+    later.add(
+      'command redacted (NAME=value with KEY in NAME)',
+      () => {
+        t.false(String(c.call_u1_s0_0.input).includes(SECRET), String(c.call_u1_s0_0.input));
+        t.regex(String(c.call_u1_s0_0.input), /SERVICE_API_KEY=/);
+      },
+      c.call_u1_s0_0.input,
+    );
     const first = recs.find((r) => r.turn === 1);
-    later.add('prompt: present on the first record of turn 1, token redacted', () => {
-      t.truthy(first?.prompt);
-      t.false(String(first?.prompt).includes(SECRET), String(first?.prompt));
-      t.true(String(first?.prompt).startsWith('[[ckpt u1]] Deploy with DEPLOY_TOKEN='), String(first?.prompt));
-    }, first?.prompt);
+    later.add(
+      'prompt: present on the first record of turn 1, token redacted',
+      () => {
+        t.truthy(first?.prompt);
+        t.false(String(first?.prompt).includes(SECRET), String(first?.prompt));
+        t.true(String(first?.prompt).startsWith('[[ckpt u1]] Deploy with DEPLOY_TOKEN='), String(first?.prompt));
+      },
+      first?.prompt,
+    );
     t.false(storeText(box).includes(SECRET), 'no secret anywhere in the store');
     t.is(gitDirFingerprint(box), fingerprint, "the user's .git is byte-identical");
     later.run();
@@ -416,7 +505,11 @@ if (agent.skip) {
 
     await turn(t, 'bypass', box, '[[ckpt a]] go', { flags: ['--dangerously-bypass-hook-trust'] });
     const got = read();
-    t.deepEqual(got.filter((m) => m !== 'async'), ['stop', 'sync', 'sync'], 'untrusted hooks run under the flag');
+    t.deepEqual(
+      got.filter((m) => m !== 'async'),
+      ['stop', 'sync', 'sync'],
+      'untrusted hooks run under the flag',
+    );
     // The first call's async handler had a whole second to finish; one still running when the
     // session ends is aborted, so the second may be missing.
     t.true(got.includes('async'), `async handlers run (detached), not skipped: ${got.join(' ')}`);

@@ -93,7 +93,7 @@ const MARKER = /\[\[ckpt ([\w-]+)\]\]/;
 
 function textOf(content) {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : p?.text ?? '')).join('');
+  if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : (p?.text ?? ''))).join('');
   return '';
 }
 
@@ -112,14 +112,24 @@ export function pickAnswer(script, body) {
     }
   }
   if (name === null || !script[name]) return { name, index: -1, answer: null };
-  const done = messages.slice(last + 1).filter((m) => m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0).length;
+  const done = messages
+    .slice(last + 1)
+    .filter((m) => m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0).length;
   const turn = script[name];
   const answer = done < turn.length ? turn[done] : 'Done.';
   return { name, index: done, answer };
 }
 
 function chunk(id, model, delta, finish = null, extra = {}) {
-  return { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_ckpt', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra };
+  return {
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    system_fingerprint: 'fp_ckpt',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...extra,
+  };
 }
 
 /** Write one assistant message as OpenAI chat-completions SSE, the way the real API streams it. */
@@ -138,13 +148,19 @@ export function streamAnswer(res, model, answer, callPrefix) {
       const args = JSON.stringify(call.args);
       const half = Math.ceil(args.length / 2);
       // The id and name first, then the arguments in pieces, as the real API does.
-      send(chunk(id, model, { tool_calls: [{ index, id: `${callPrefix}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      send(
+        chunk(id, model, {
+          tool_calls: [{ index, id: `${callPrefix}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }],
+        }),
+      );
       send(chunk(id, model, { tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
       send(chunk(id, model, { tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
     });
     send(chunk(id, model, {}, 'tool_calls'));
   }
-  res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage })}\n\n`);
+  res.write(
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage })}\n\n`,
+  );
   res.write('data: [DONE]\n\n');
   res.end();
 }
@@ -164,10 +180,19 @@ export async function startCopilotModel(script) {
       if (body?.stream === false) {
         // A non-streaming side request (title, summary): a harmless text answer.
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'chatcmpl-side', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, message: { role: 'assistant', content: 'OK.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+        res.end(
+          JSON.stringify({
+            id: 'chatcmpl-side',
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'OK.' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }),
+        );
         return;
       }
-      streamAnswer(res, model, answer === null || typeof answer === 'string' ? answer ?? 'OK.' : answer, `call_${name}_${index}`);
+      streamAnswer(res, model, answer === null || typeof answer === 'string' ? (answer ?? 'OK.') : answer, `call_${name}_${index}`);
       return;
     }
     if (req.method === 'GET' && url.endsWith('/models')) {
@@ -201,13 +226,30 @@ export function copilotEnv(box, { model, proxy, trace, extra = {} }) {
     COPILOT_AUTO_UPDATE: 'false',
     USE_TGREP: 'false',
     NO_COLOR: '1',
-    ...(proxy ? { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, http_proxy: proxy.url, https_proxy: proxy.url, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' } : {}),
+    ...(proxy
+      ? {
+          HTTP_PROXY: proxy.url,
+          HTTPS_PROXY: proxy.url,
+          http_proxy: proxy.url,
+          https_proxy: proxy.url,
+          NO_PROXY: '127.0.0.1,localhost',
+          no_proxy: '127.0.0.1,localhost',
+        }
+      : {}),
     ...(trace ? { GIT_CKPT_HOOK_TRACE: trace } : {}),
     ...extra,
   };
 }
 
-const BASE_FLAGS = ['--allow-all-tools', '--no-auto-update', '--no-ask-user', '--disable-builtin-mcps', '--no-custom-instructions', '--log-level', 'none'];
+const BASE_FLAGS = [
+  '--allow-all-tools',
+  '--no-auto-update',
+  '--no-ask-user',
+  '--disable-builtin-mcps',
+  '--no-custom-instructions',
+  '--log-level',
+  'none',
+];
 
 /**
  * One prompt-mode turn. `session`: a UUID for a new session (`--session-id`), or

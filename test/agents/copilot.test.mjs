@@ -6,8 +6,30 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addresses, ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, removeSandbox, run, sandbox, storeText, workspaceFiles } from './harness.mjs';
-import { copilotEnv, copilotTurn, linkRuntimeCache, readTrace, startCopilotModel, startProxyCatcher, traceEvents, trustFolder } from './copilot.mjs';
+import {
+  addresses,
+  ckpt,
+  ckptJson,
+  git,
+  gitDirFingerprint,
+  installAgent,
+  ledgerRecords,
+  removeSandbox,
+  run,
+  sandbox,
+  storeText,
+  workspaceFiles,
+} from './harness.mjs';
+import {
+  copilotEnv,
+  copilotTurn,
+  linkRuntimeCache,
+  readTrace,
+  startCopilotModel,
+  startProxyCatcher,
+  traceEvents,
+  trustFolder,
+} from './copilot.mjs';
 
 const agent = installAgent('copilot');
 const SECRET = 'ckpt-SECRET-7d1e4b9a';
@@ -19,7 +41,9 @@ const norm = (tool) => TOOL[tool] ?? tool;
 const outputs = new Map();
 function keep(t, label, r) {
   const list = outputs.get(t.title) ?? [];
-  list.push(`--- ${label}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\n$ copilot ${r.args?.join(' ') ?? ''}\nstdout:\n${r.stdout.slice(-4000)}\nstderr:\n${r.stderr.slice(-4000)}`);
+  list.push(
+    `--- ${label}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\n$ copilot ${r.args?.join(' ') ?? ''}\nstdout:\n${r.stdout.slice(-4000)}\nstderr:\n${r.stderr.slice(-4000)}`,
+  );
   outputs.set(t.title, list);
 }
 test.afterEach.always((t) => {
@@ -38,7 +62,12 @@ function mainScript(ws) {
   return {
     t1: [
       [{ name: 'create', args: { path: f('notes.txt'), file_text: 'alpha\nbeta\n' } }],
-      [bash("sed -i 's/alpha/ALPHA/' notes.txt && echo made > shell_made.txt && rm doomed.txt", 'Edit notes.txt with sed, add a file, remove one')],
+      [
+        bash(
+          "sed -i 's/alpha/ALPHA/' notes.txt && echo made > shell_made.txt && rm doomed.txt",
+          'Edit notes.txt with sed, add a file, remove one',
+        ),
+      ],
       // Two tool calls in one model message.
       [{ name: 'create', args: { path: f('par_a.txt'), file_text: 'a\n' } }, bash('echo b > par_b.txt', 'Write par_b.txt')],
       [{ name: 'create', args: { path: f('.env'), file_text: `API_TOKEN=${SECRET}\n` } }],
@@ -63,7 +92,11 @@ test.before(async () => {
   const box = sandbox('warmup');
   try {
     linkRuntimeCache(box, agent.version);
-    await run(agent.bin, ['--version'], { cwd: box.ws, env: { ...box.env, COPILOT_AUTO_UPDATE: 'false', COPILOT_OFFLINE: 'true' }, timeoutMs: 300_000 });
+    await run(agent.bin, ['--version'], {
+      cwd: box.ws,
+      env: { ...box.env, COPILOT_AUTO_UPDATE: 'false', COPILOT_OFFLINE: 'true' },
+      timeoutMs: 300_000,
+    });
   } finally {
     removeSandbox(box);
   }
@@ -163,7 +196,10 @@ async function checkScenario(t, s) {
   // Which hook events fired (Copilot's own).
   t.deepEqual(copilotSequence(trace), EXPECTED_COPILOT_EVENTS, 'Copilot fired every hook event, in order');
   t.is(trace.filter((e) => e.agent === 'copilot' && e.phase === 'session-start').length, 2, 'one sessionStart per CLI run');
-  t.true(trace.every((e) => e.session === sessionId), 'every event carries the session id');
+  t.true(
+    trace.every((e) => e.session === sessionId),
+    'every event carries the session id',
+  );
   const failedEdit = trace.find((e) => e.agent === 'copilot' && e.phase === 'post' && e.tool === 'edit' && e.payload?.error);
   t.is(failedEdit?.payload.error, 'No match found', 'the failed edit arrives as postToolUseFailure with `error`');
   t.is(failedEdit?.created, null, 'a failed edit changed nothing: no checkpoint');
@@ -175,7 +211,10 @@ async function checkScenario(t, s) {
   const hookRecords = records.filter((r) => r.agent || r.phase);
   t.true(hookRecords.length > 0);
   t.deepEqual([...new Set(hookRecords.map((r) => r.agent))], ['copilot'], 'the record says copilot, whichever config delivered the event');
-  t.true(hookRecords.every((r) => r.session === sessionId), 'session = Copilot\'s sessionId');
+  t.true(
+    hookRecords.every((r) => r.session === sessionId),
+    "session = Copilot's sessionId",
+  );
   t.log(addresses(records).join(' '));
 
   // One checkpoint per real change: no two records with the same tree.
@@ -195,11 +234,15 @@ async function checkScenario(t, s) {
   t.is(create.input, 'notes.txt');
   t.deepEqual(pathsOf(create), ['A notes.txt']);
   const firstOf = (turn) => records.find((r) => r.turn === turn) ?? {};
-  t.is(firstOf(1).prompt, 'Turn one: files, shell and failures [[ckpt t1]]', 'the first record of turn 1 carries the prompt\'s first line');
+  t.is(firstOf(1).prompt, 'Turn one: files, shell and failures [[ckpt t1]]', "the first record of turn 1 carries the prompt's first line");
 
   const shell = one(1, 2);
   t.is(norm(shell.tool), 'bash');
-  t.deepEqual(pathsOf(shell), ['A shell_made.txt', 'D doomed.txt', 'M notes.txt'], 'the shell call\'s own post checkpoint holds its side effects');
+  t.deepEqual(
+    pathsOf(shell),
+    ['A shell_made.txt', 'D doomed.txt', 'M notes.txt'],
+    "the shell call's own post checkpoint holds its side effects",
+  );
   t.is(shell.input, "sed -i 's/alpha/ALPHA/' notes.txt && echo made > shell_made.txt && rm doomed.txt");
 
   // Parallel calls: Copilot fires both pre hooks, runs both tools, then both post hooks,
@@ -212,21 +255,28 @@ async function checkScenario(t, s) {
 
   const failing = one(1, 6);
   t.is(norm(failing.tool), 'bash');
-  t.deepEqual(pathsOf(failing), ['A failed_side.txt'], 'a failing command\'s side effect is captured');
+  t.deepEqual(pathsOf(failing), ['A failed_side.txt'], "a failing command's side effect is captured");
   t.is(failing.failed, true, 'failed: true on the failing shell call (exit code 3)');
-  t.regex(String(failing.error ?? ''), /3/, 'error: the failure\'s first line');
+  t.regex(String(failing.error ?? ''), /3/, "error: the failure's first line");
   t.is(at(1, 7).length, 0, 'the failed edit made no checkpoint');
 
   const edit2 = one(2, 1);
   t.is(norm(edit2.tool), 'edit');
   t.deepEqual(pathsOf(edit2), ['M notes.txt']);
-  t.is(firstOf(2).prompt, 'Turn two: edit notes.txt again [[ckpt t2]]', 'the resumed turn is turn 2 and its first record carries its prompt');
+  t.is(
+    firstOf(2).prompt,
+    'Turn two: edit notes.txt again [[ckpt t2]]',
+    'the resumed turn is turn 2 and its first record carries its prompt',
+  );
   const shell2 = one(2, 2);
   t.is(norm(shell2.tool), 'bash');
   t.deepEqual(pathsOf(shell2), ['M notes.txt']);
   t.is(shell2.input, "API_TOKEN=[REDACTED] sh -c 'sed -i s/ALPHA/omega/ notes.txt'", 'the command is redacted');
   t.is(posts.length, 7 - (par.length === 1 ? 1 : 0), 'no other post checkpoint');
-  t.false(records.some((r) => (r.turn ?? 0) > 2), 'two user prompts, two turns');
+  t.false(
+    records.some((r) => (r.turn ?? 0) > 2),
+    'two user prompts, two turns',
+  );
 
   // The store keeps no secret, in any form.
   t.false(storeText(box).includes(SECRET), 'the secret is nowhere in the store');
@@ -244,7 +294,7 @@ async function checkScenario(t, s) {
   t.is(undo.code, 0, undo.stderr);
   t.deepEqual(workspaceFiles(box), s.after2, 'undo gives back the workspace after turn 2');
 
-  t.is(gitDirFingerprint(box), s.fingerprint, 'the user\'s .git is byte-identical');
+  t.is(gitDirFingerprint(box), s.fingerprint, "the user's .git is byte-identical");
 }
 
 if (agent.skip) {
@@ -258,8 +308,14 @@ if (agent.skip) {
     t.true(existsSync(path.join(s.box.home, '.copilot', 'hooks', 'git-ckpt.json')), 'user-scope hooks live in ~/.copilot/hooks');
     t.false(existsSync(path.join(s.box.ws, '.github')), 'nothing written in the workspace');
     const config = path.join(s.box.home, '.copilot', 'config.json');
-    t.false(existsSync(config) && readFileSync(config, 'utf8').includes(s.box.ws), 'the folder was never trusted: user hooks need no trust');
-    t.false(s.trace.some((e) => e.agent !== 'copilot'), 'only Copilot-format events');
+    t.false(
+      existsSync(config) && readFileSync(config, 'utf8').includes(s.box.ws),
+      'the folder was never trusted: user hooks need no trust',
+    );
+    t.false(
+      s.trace.some((e) => e.agent !== 'copilot'),
+      'only Copilot-format events',
+    );
     await checkScenario(t, s);
   });
 
@@ -278,7 +334,10 @@ if (agent.skip) {
     for (const phase of ['session-start', 'turn-start', 'turn-end']) {
       t.is(claude.filter((e) => e.phase === phase).length, 2, `Claude's ${phase} hook fires too, once per run`);
     }
-    t.true(claude.some((e) => e.phase === 'post' && e.payload?.hook_event_name === 'PostToolUseFailure'), 'Claude\'s PostToolUseFailure fires for the failed edit');
+    t.true(
+      claude.some((e) => e.phase === 'post' && e.payload?.hook_event_name === 'PostToolUseFailure'),
+      "Claude's PostToolUseFailure fires for the failed edit",
+    );
     await checkScenario(t, s);
   });
 
@@ -297,8 +356,13 @@ if (agent.skip) {
     });
     const claude = s.trace.filter((e) => e.agent === 'claude');
     const copilot = s.trace.filter((e) => e.agent === 'copilot');
-    const key = (e) => `${e.phase} ${norm(e.tool ?? '')} ${typeof e.payload?.timestamp === 'number' ? e.payload.timestamp : Date.parse(e.payload?.timestamp)}`;
-    t.deepEqual(claude.map(key).sort(), copilot.map(key).sort(), 'every event arrives twice: once per format, same phase, tool and millisecond');
+    const key = (e) =>
+      `${e.phase} ${norm(e.tool ?? '')} ${typeof e.payload?.timestamp === 'number' ? e.payload.timestamp : Date.parse(e.payload?.timestamp)}`;
+    t.deepEqual(
+      claude.map(key).sort(),
+      copilot.map(key).sort(),
+      'every event arrives twice: once per format, same phase, tool and millisecond',
+    );
     await checkScenario(t, s);
   });
 
@@ -308,7 +372,8 @@ if (agent.skip) {
     linkRuntimeCache(box, agent.version);
     const f = (name) => path.join(box.ws, name);
     const script = {};
-    for (const name of ['untrusted', 'flag', 'allowall', 'config']) script[name] = [[{ name: 'create', args: { path: f(`${name}.txt`), file_text: `${name}\n` } }], 'Done.'];
+    for (const name of ['untrusted', 'flag', 'allowall', 'config'])
+      script[name] = [[{ name: 'create', args: { path: f(`${name}.txt`), file_text: `${name}\n` } }], 'Done.'];
     const model = await startCopilotModel(script);
     const proxy = await startProxyCatcher();
     t.teardown(() => model.close());
@@ -347,7 +412,10 @@ if (agent.skip) {
 
     // 3. COPILOT_ALLOW_ALL=true (exactly "true") trusts the working directory too.
     let before = events().length;
-    const r3 = await copilotTurn(agent, box, 'allow all [[ckpt allowall]]', { env: { ...env, COPILOT_ALLOW_ALL: 'true' }, session: { id: randomUUID() } });
+    const r3 = await copilotTurn(agent, box, 'allow all [[ckpt allowall]]', {
+      env: { ...env, COPILOT_ALLOW_ALL: 'true' },
+      session: { id: randomUUID() },
+    });
     keep(t, 'COPILOT_ALLOW_ALL=true', r3);
     t.true(events().slice(before).includes('copilot post:create'), 'COPILOT_ALLOW_ALL=true: the project hooks fire');
 
@@ -359,7 +427,10 @@ if (agent.skip) {
     keep(t, 'trustedFolders', r4);
     t.is(r4.code, 0);
     const fired = events().slice(before);
-    t.true(fired.includes('copilot turn-start') && fired.includes('copilot post:create'), 'trustedFolders: the project hooks fire, resumed session included');
+    t.true(
+      fired.includes('copilot turn-start') && fired.includes('copilot post:create'),
+      'trustedFolders: the project hooks fire, resumed session included',
+    );
     t.is(created('config').length, 1);
     t.deepEqual(model.unexpected, []);
     t.deepEqual(proxy.caught, []);

@@ -15,9 +15,7 @@ export const MODEL = 'gemini-2.5-flash';
 
 /** The text of every user part of one Content. */
 function textOf(content) {
-  return (content?.parts ?? [])
-    .map((p) => (typeof p.text === 'string' ? p.text : ''))
-    .join('');
+  return (content?.parts ?? []).map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
 }
 
 /**
@@ -132,7 +130,8 @@ export async function startGeminiServer(scripts) {
       return sendJson(res, { embedding: { values: [0] }, embeddings: [] });
     }
     if (req.method === 'GET' && /\/models\/?$/.test(p)) return sendJson(res, { models: [{ name: `models/${MODEL}`, displayName: MODEL }] });
-    if (req.method === 'GET' && /\/models\/[^/]+$/.test(p)) return sendJson(res, { name: `models/${MODEL}`, inputTokenLimit: 1048576, outputTokenLimit: 65536 });
+    if (req.method === 'GET' && /\/models\/[^/]+$/.test(p))
+      return sendJson(res, { name: `models/${MODEL}`, inputTokenLimit: 1048576, outputTokenLimit: 65536 });
     unexpected.push({ url: req.url, method: req.method, why: 'unknown endpoint', body });
     return sendJson(res, { error: { code: 404, message: `not scripted: ${req.method} ${req.url}`, status: 'NOT_FOUND' } }, 404);
   });

@@ -15,7 +15,18 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, removeSandbox, sandbox, storeText, workspaceFiles } from './harness.mjs';
+import {
+  ckpt,
+  ckptJson,
+  git,
+  gitDirFingerprint,
+  installAgent,
+  ledgerRecords,
+  removeSandbox,
+  sandbox,
+  storeText,
+  workspaceFiles,
+} from './harness.mjs';
 import { configureGemini, describeRun, readTrace, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
 const agent = installAgent('gemini');
@@ -69,7 +80,10 @@ A.scripts = {
         { name: 'write_file', args: { file_path: 'par_a.txt', content: 'a\n' } },
         // A secret file (never stored). Not .env: Gemini refuses write_file on .env at validation, and a
         // call refused there fires no hook at all.
-        { name: 'write_file', args: { file_path: 'deploy.pem', content: `-----BEGIN PRIVATE KEY-----\n${A.secretEnv}\n-----END PRIVATE KEY-----\n` } },
+        {
+          name: 'write_file',
+          args: { file_path: 'deploy.pem', content: `-----BEGIN PRIVATE KEY-----\n${A.secretEnv}\n-----END PRIVATE KEY-----\n` },
+        },
         { name: 'run_shell_command', args: { command: A.shellPar, description: 'create par_b.txt' } },
       ],
     },
@@ -77,7 +91,14 @@ A.scripts = {
     { text: 'Turn 1 done.' },
   ],
   a2: [
-    { calls: [{ name: 'replace', args: { file_path: 'notes.txt', instruction: 'Replace beta with gamma.', old_string: 'beta', new_string: 'gamma' } }] },
+    {
+      calls: [
+        {
+          name: 'replace',
+          args: { file_path: 'notes.txt', instruction: 'Replace beta with gamma.', old_string: 'beta', new_string: 'gamma' },
+        },
+      ],
+    },
     { calls: [{ name: 'run_shell_command', args: { command: A.shell2, description: 'append and edit' } }] },
     { text: 'Turn 2 done.' },
   ],
@@ -114,8 +135,32 @@ const sessionA = once(async () => {
   const trace = readTrace(traceFile);
   const records = ledgerRecords(box);
   logs.push(`trace: ${JSON.stringify(trace.map((e) => `${traceAddr(e)} created=${e.created}`))}`);
-  logs.push(`ledger: ${JSON.stringify(records.map((r) => ({ ...r, tree: undefined, parent: undefined })), null, 1).slice(0, 8000)}`);
-  return { box, server, env, install, statusUntrusted, statusTrusted, r1, r2, trace, trace1: trace.slice(0, trace1Len), trace2: trace.slice(trace1Len), records, store: storeText(box), before2, after2, fpBefore, logs };
+  logs.push(
+    `ledger: ${JSON.stringify(
+      records.map((r) => ({ ...r, tree: undefined, parent: undefined })),
+      null,
+      1,
+    ).slice(0, 8000)}`,
+  );
+  return {
+    box,
+    server,
+    env,
+    install,
+    statusUntrusted,
+    statusTrusted,
+    r1,
+    r2,
+    trace,
+    trace1: trace.slice(0, trace1Len),
+    trace2: trace.slice(trace1Len),
+    records,
+    store: storeText(box),
+    before2,
+    after2,
+    fpBefore,
+    logs,
+  };
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -130,7 +175,10 @@ B.scripts = {
     {
       calls: [
         { name: 'write_file', args: { file_path: 'u.txt', content: 'u\n' } },
-        { name: 'replace', args: { file_path: 'README.md', instruction: 'Rename the title.', old_string: '# project', new_string: '# project B' } },
+        {
+          name: 'replace',
+          args: { file_path: 'README.md', instruction: 'Rename the title.', old_string: '# project', new_string: '# project B' },
+        },
       ],
     },
     { text: 'User scope done.' },
@@ -176,8 +224,32 @@ const sessionB = once(async () => {
   const records = ledgerRecords(box);
   logs.push(`trace: ${JSON.stringify(trace.map((e) => `${traceAddr(e)} created=${e.created}`))}`);
   logs.push(`probe: ${JSON.stringify(probe.map((p) => p.tool_name))}`);
-  logs.push(`ledger: ${JSON.stringify(records.map((r) => ({ ...r, tree: undefined, parent: undefined })), null, 1).slice(0, 6000)}`);
-  return { box, server, install, status, statusUntrusted, statusTrusted, untrusted, traceUntrusted, requestsUntrusted, r1, probe, trace, records, fpBefore, fpAfter: gitDirFingerprint(box), files: workspaceFiles(box), logs };
+  logs.push(
+    `ledger: ${JSON.stringify(
+      records.map((r) => ({ ...r, tree: undefined, parent: undefined })),
+      null,
+      1,
+    ).slice(0, 6000)}`,
+  );
+  return {
+    box,
+    server,
+    install,
+    status,
+    statusUntrusted,
+    statusTrusted,
+    untrusted,
+    traceUntrusted,
+    requestsUntrusted,
+    r1,
+    probe,
+    trace,
+    records,
+    fpBefore,
+    fpAfter: gitDirFingerprint(box),
+    files: workspaceFiles(box),
+    logs,
+  };
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -211,7 +283,9 @@ const sessionC = once(async () => {
   // The documented way out: security.environmentVariableRedaction.allowed.
   const env2 = {
     ...configureGemini(box, server, {
-      extraSettings: { security: { auth: { selectedType: 'gemini-api-key' }, environmentVariableRedaction: { allowed: ['GIT_CKPT_HOOK_TRACE'] } } },
+      extraSettings: {
+        security: { auth: { selectedType: 'gemini-api-key' }, environmentVariableRedaction: { allowed: ['GIT_CKPT_HOOK_TRACE'] } },
+      },
     }),
     ...strict,
   };
@@ -236,7 +310,10 @@ if (agent.skip) {
     const s = await sessionA();
     t.context.logs = s.logs;
     t.is(s.install.code, 0);
-    t.true(existsSync(path.join(s.box.ws, '.gemini', 'settings.json')), 'project-scope install writes .gemini/settings.json in the workspace');
+    t.true(
+      existsSync(path.join(s.box.ws, '.gemini', 'settings.json')),
+      'project-scope install writes .gemini/settings.json in the workspace',
+    );
     const verdict = (status) => status.find((x) => x.agent === 'gemini' && x.scope === 'project')?.verdict;
     t.is(verdict(s.statusUntrusted)?.runs, 'no', 'hooks status: not before the folder is trusted');
     t.is(verdict(s.statusTrusted)?.runs, 'yes', 'hooks status: yes once ~/.gemini/trustedFolders.json trusts it');
@@ -253,7 +330,10 @@ if (agent.skip) {
     );
     // Side requests (generateContent for a classifier or a next-speaker check) are answered and logged;
     // with an explicit model and the default skipNextSpeakerCheck, 0.61 sends none. No unknown endpoint.
-    t.deepEqual(s.server.unexpected.filter((u) => u.why === 'unknown endpoint'), []);
+    t.deepEqual(
+      s.server.unexpected.filter((u) => u.why === 'unknown endpoint'),
+      [],
+    );
     // The workspace the scripted tools produced.
     t.is(readFileSync(path.join(s.box.ws, 'notes.txt'), 'utf8'), 'OMEGA\ngamma\n');
     t.is(readFileSync(path.join(s.box.ws, 'par_b.txt'), 'utf8'), 'b\nmore\n');
@@ -265,13 +345,31 @@ if (agent.skip) {
     const s = await sessionA();
     t.context.logs = s.logs;
     const t1 = s.trace1.map(traceAddr);
-    t.deepEqual(t1.slice(0, 6), ['session-start', 'turn-start', 'pre:write_file', 'post:write_file', 'pre:run_shell_command', 'post:run_shell_command']);
+    t.deepEqual(t1.slice(0, 6), [
+      'session-start',
+      'turn-start',
+      'pre:write_file',
+      'post:write_file',
+      'pre:run_shell_command',
+      'post:run_shell_command',
+    ]);
     // The three calls of one model message: Gemini runs them one after the other (pre, post, pre, post…).
     const par = t1.slice(6, 12);
-    t.deepEqual(sorted(par), sorted(['pre:write_file', 'post:write_file', 'pre:write_file', 'post:write_file', 'pre:run_shell_command', 'post:run_shell_command']));
+    t.deepEqual(
+      sorted(par),
+      sorted(['pre:write_file', 'post:write_file', 'pre:write_file', 'post:write_file', 'pre:run_shell_command', 'post:run_shell_command']),
+    );
     for (let i = 0; i < par.length; i += 2) t.is(par[i].replace(/^pre/, 'post'), par[i + 1], 'each pre is followed by its own post');
     t.deepEqual(t1.slice(12), ['pre:run_shell_command', 'post:run_shell_command', 'turn-end']);
-    t.deepEqual(s.trace2.map(traceAddr), ['session-start', 'turn-start', 'pre:replace', 'post:replace', 'pre:run_shell_command', 'post:run_shell_command', 'turn-end']);
+    t.deepEqual(s.trace2.map(traceAddr), [
+      'session-start',
+      'turn-start',
+      'pre:replace',
+      'post:replace',
+      'pre:run_shell_command',
+      'post:run_shell_command',
+      'turn-end',
+    ]);
     // Payload facts: Gemini's event names, the session id on every event, the resume source, no tool-call or turn id.
     const events = s.trace.map((e) => e.payload.hook_event_name);
     t.deepEqual([...new Set(events)].sort(), ['AfterAgent', 'AfterTool', 'BeforeAgent', 'BeforeTool', 'SessionStart']);
@@ -288,7 +386,7 @@ if (agent.skip) {
     t.is(s.trace2[1].payload.prompt, A.prompt2);
   });
 
-  test.serial('A: one checkpoint per real change, shell side effects in the shell call\'s own post', async (t) => {
+  test.serial("A: one checkpoint per real change, shell side effects in the shell call's own post", async (t) => {
     const s = await sessionA();
     t.context.logs = s.logs;
     // Every pre finds nothing new (nothing happened between calls); every post of a call that changed a captured file creates one.
@@ -300,7 +398,8 @@ if (agent.skip) {
     t.is(envPost[0]?.created, null, 'writing only a secret file (*.pem, never stored) makes no checkpoint');
     const changing = posts.filter((e) => e !== envPost[0]);
     t.is(changing.length, 7);
-    for (const e of changing) t.truthy(e.created, `post ${e.tool} ${JSON.stringify(e.payload.tool_input).slice(0, 80)} created a checkpoint`);
+    for (const e of changing)
+      t.truthy(e.created, `post ${e.tool} ${JSON.stringify(e.payload.tool_input).slice(0, 80)} created a checkpoint`);
     const hooks = hookRecords(s.records);
     const ids = new Set(hooks.map((r) => r.id));
     for (const e of changing) t.true(ids.has(e.created), 'the traced checkpoint id is in the ledger');
@@ -311,14 +410,26 @@ if (agent.skip) {
     const post = hooks.filter((r) => r.kind === 'post');
     t.deepEqual(
       post.map((r) => `${r.turn}:${r.tool}`),
-      ['1:write_file', '1:run_shell_command', '1:write_file', '1:run_shell_command', '1:run_shell_command', '2:replace', '2:run_shell_command'],
+      [
+        '1:write_file',
+        '1:run_shell_command',
+        '1:write_file',
+        '1:run_shell_command',
+        '1:run_shell_command',
+        '2:replace',
+        '2:run_shell_command',
+      ],
     );
     const [write1, shell1, parA, parB, fail, replace, shell2] = post;
     t.deepEqual(pathList(write1), ['A notes.txt']);
-    t.deepEqual(pathList(shell1), ['A shell_made.txt', 'D doomed.txt', 'M notes.txt'], 'sed -i, the new file and the rm are all in the shell call\'s post');
+    t.deepEqual(
+      pathList(shell1),
+      ['A shell_made.txt', 'D doomed.txt', 'M notes.txt'],
+      "sed -i, the new file and the rm are all in the shell call's post",
+    );
     t.deepEqual(pathList(parA), ['A par_a.txt']);
     t.deepEqual(pathList(parB), ['A par_b.txt']);
-    t.deepEqual(pathList(fail), ['A fail_made.txt'], 'the failing command\'s file is captured by its own post');
+    t.deepEqual(pathList(fail), ['A fail_made.txt'], "the failing command's file is captured by its own post");
     t.deepEqual(pathList(replace), ['M notes.txt']);
     t.deepEqual(pathList(shell2), ['M notes.txt', 'M par_b.txt']);
     t.deepEqual(shell1.stats, { added: 1, modified: 1, deleted: 1 });
@@ -330,25 +441,38 @@ if (agent.skip) {
     const hooks = hookRecords(s.records);
     for (const r of hooks) {
       t.is(r.agent, 'gemini');
-      t.is(r.session, s.r1.sessionId, 'the session id is Gemini\'s own');
+      t.is(r.session, s.r1.sessionId, "the session id is Gemini's own");
       t.falsy(r.call, 'Gemini sends no tool-call id');
     }
     const post = hooks.filter((r) => r.kind === 'post');
     for (const turn of [1, 2]) {
       const steps = post.filter((r) => r.turn === turn).map((r) => r.step);
-      t.true(steps.every((x) => Number.isInteger(x) && x >= 1), `turn ${turn}: steps are numbers`);
-      t.deepEqual(steps, [...steps].sort((a, b) => a - b), `turn ${turn}: steps grow`);
+      t.true(
+        steps.every((x) => Number.isInteger(x) && x >= 1),
+        `turn ${turn}: steps are numbers`,
+      );
+      t.deepEqual(
+        steps,
+        [...steps].sort((a, b) => a - b),
+        `turn ${turn}: steps grow`,
+      );
       t.is(new Set(steps).size, steps.length, `turn ${turn}: one step per call`);
     }
     // Turn 1 has 6 calls (the deploy.pem write makes no checkpoint): the failing command is step 6.
-    t.deepEqual(post.filter((r) => r.turn === 1).map((r) => r.step), [1, 2, 3, 5, 6]);
-    t.deepEqual(post.filter((r) => r.turn === 2).map((r) => r.step), [1, 2]);
+    t.deepEqual(
+      post.filter((r) => r.turn === 1).map((r) => r.step),
+      [1, 2, 3, 5, 6],
+    );
+    t.deepEqual(
+      post.filter((r) => r.turn === 2).map((r) => r.step),
+      [1, 2],
+    );
     const [write1, shell1, parA, , , replace, shell2] = post;
     t.is(write1.input, 'notes.txt');
     t.is(parA.input, 'par_a.txt');
     t.is(shell1.input, A.shell1);
     t.true(replace.input.startsWith('notes.txt'), 'replace is summarized by its file');
-    t.false(/gamma|beta/.test(replace.input), 'input never carries the edit\'s content');
+    t.false(/gamma|beta/.test(replace.input), "input never carries the edit's content");
     t.false(shell2.input.includes(A.secretCmd), 'NAME=value with TOKEN in NAME is redacted in the command');
     t.true(shell2.input.includes('DEPLOY_TOKEN=[REDACTED]'));
   });
@@ -364,7 +488,7 @@ if (agent.skip) {
     const payload = s.trace.find((e) => e.phase === 'post' && e.payload.tool_input?.command === A.shellFail).payload;
     t.regex(payload.tool_response.llmContent, /^Exit Code: 3$/m);
     t.is(payload.tool_response.error, undefined);
-    t.is(fail?.failed, true, 'the failing command\'s post is marked failed');
+    t.is(fail?.failed, true, "the failing command's post is marked failed");
     t.regex(String(fail?.error), /3/, 'error is the first line naming the exit code');
     for (const r of post.filter((x) => x !== fail)) t.falsy(r.failed, `${r.tool} ${r.input} did not fail`);
   });
@@ -377,7 +501,10 @@ if (agent.skip) {
     const first2 = hooks.find((r) => r.turn === 2);
     t.is(first1?.prompt, A.prompt1, 'the first record of turn 1 carries its title');
     t.truthy(first2?.prompt);
-    t.true(String(first2?.prompt).startsWith('Turn two: edit notes.txt and par_b.txt; deploy with API_TOKEN=[REDACTED]'), 'the title is redacted');
+    t.true(
+      String(first2?.prompt).startsWith('Turn two: edit notes.txt and par_b.txt; deploy with API_TOKEN=[REDACTED]'),
+      'the title is redacted',
+    );
     t.false(String(first2?.prompt).includes(A.secretPrompt));
     for (const r of hooks.filter((x) => x.turn === 1 || x.turn === 2)) {
       if (r !== first1 && r !== first2) t.falsy(r.prompt, 'only the first record of a turn has a title');
@@ -393,11 +520,12 @@ if (agent.skip) {
     const s = await sessionA();
     t.context.logs = s.logs;
     t.true(s.store.length > 0);
-    for (const v of [A.secretEnv, A.secretCmd, A.secretPrompt]) t.false(s.store.includes(v), `the store does not contain ${v.split('-')[0]}`);
+    for (const v of [A.secretEnv, A.secretCmd, A.secretPrompt])
+      t.false(s.store.includes(v), `the store does not contain ${v.split('-')[0]}`);
     t.true(existsSync(path.join(s.box.ws, 'deploy.pem')), 'deploy.pem is in the workspace, just not in the store');
   });
 
-  test.serial('A: restore turn:2 and undo are byte-exact; the user\'s .git is untouched', async (t) => {
+  test.serial("A: restore turn:2 and undo are byte-exact; the user's .git is untouched", async (t) => {
     const s = await sessionA();
     t.context.logs = s.logs;
     t.notDeepEqual(s.before2, s.after2);
@@ -412,7 +540,7 @@ if (agent.skip) {
     s.logs.push(`undo: ${u.code} ${u.stdout}${u.stderr}`);
     t.is(u.code, 0, u.stderr);
     t.deepEqual(workspaceFiles(s.box), s.after2, 'undo brings back the state after turn 2');
-    t.is(gitDirFingerprint(s.box), s.fpBefore, 'the user\'s .git is byte-identical');
+    t.is(gitDirFingerprint(s.box), s.fpBefore, "the user's .git is byte-identical");
   });
 
   test.serial('B: untrusted folder: headless Gemini refuses to start, no hook runs', async (t) => {
@@ -444,19 +572,26 @@ if (agent.skip) {
     t.deepEqual(gem.map((x) => `${x.scope}:${x.state}`).sort(), ['project:not wired', 'user:wired']);
     t.is(s.r1.code, 0);
     t.is(s.r1.json?.response, 'User scope done.');
-    t.deepEqual(s.server.turns.map((x) => `${x.name}.${x.step}:${x.calls}`), ['b1.0:read_file', 'b1.1:write_file,replace', 'b1.2:null'], 'read_file ran');
+    t.deepEqual(
+      s.server.turns.map((x) => `${x.name}.${x.step}:${x.calls}`),
+      ['b1.0:read_file', 'b1.1:write_file,replace', 'b1.2:null'],
+      'read_file ran',
+    );
     // git-ckpt's tool matcher excludes Gemini's read-only tools (a negative lookahead: Gemini's
     // matcher is a JS RegExp), so read_file spawns no hook at all; the writes do.
     const addr = s.trace.map(traceAddr);
     t.deepEqual(addr.slice(0, 2), ['session-start', 'turn-start']);
     t.deepEqual(sorted(addr.slice(2, 6)), sorted(['pre:write_file', 'post:write_file', 'pre:replace', 'post:replace']));
     t.deepEqual(addr.slice(6), ['turn-end']);
-    t.false(addr.some((x) => x.endsWith(':read_file')), 'no hook for read_file');
+    t.false(
+      addr.some((x) => x.endsWith(':read_file')),
+      'no hook for read_file',
+    );
     for (const e of s.trace) t.is(e.session, s.r1.sessionId);
     const post = hookRecords(s.records).filter((r) => r.kind === 'post');
     t.deepEqual(sorted(post.map((r) => `${r.tool} ${pathList(r).join(',')}`)), ['replace M README.md', 'write_file A u.txt']);
     for (const r of post) t.is(r.turn, 1);
-    t.is(s.fpAfter, s.fpBefore, 'the user\'s .git is byte-identical');
+    t.is(s.fpAfter, s.fpBefore, "the user's .git is byte-identical");
   });
 
   test.serial('B: a BeforeTool matcher is an unanchored RegExp: ^(write_file|replace|run_shell_command)$ skips read_file', async (t) => {
@@ -466,18 +601,27 @@ if (agent.skip) {
     for (const p of s.probe) t.is(p.hook_event_name, 'BeforeTool');
   });
 
-  test.serial('C: strict env sanitization (GITHUB_SHA) strips GIT_CKPT_HOOK_TRACE; the ledger still records; the allowed list restores it', async (t) => {
-    const s = await sessionC();
-    t.context.logs = s.logs;
-    t.is(s.r1.code, 0);
-    t.is(s.r2.code, 0);
-    t.deepEqual(s.trace1, [], 'no trace line: the variable never reached the hook');
-    // HOME survives (always allowed), so the store is found and the hooks still checkpoint.
-    const post1 = hookRecords(s.records1).filter((r) => r.kind === 'post');
-    t.deepEqual(post1.map((r) => `${r.tool} ${r.input} ${r.session === s.r1.sessionId}`), ['write_file c.txt true']);
-    // security.environmentVariableRedaction.allowed: ["GIT_CKPT_HOOK_TRACE"] lets it through.
-    t.deepEqual(s.trace2.map(traceAddr), ['session-start', 'turn-start', 'pre:write_file', 'post:write_file', 'turn-end']);
-    const post2 = hookRecords(s.records2).filter((r) => r.kind === 'post');
-    t.deepEqual(post2.map((r) => `${r.turn}:${r.tool} ${r.input}`), ['1:write_file c.txt', '2:write_file d.txt']);
-  });
+  test.serial(
+    'C: strict env sanitization (GITHUB_SHA) strips GIT_CKPT_HOOK_TRACE; the ledger still records; the allowed list restores it',
+    async (t) => {
+      const s = await sessionC();
+      t.context.logs = s.logs;
+      t.is(s.r1.code, 0);
+      t.is(s.r2.code, 0);
+      t.deepEqual(s.trace1, [], 'no trace line: the variable never reached the hook');
+      // HOME survives (always allowed), so the store is found and the hooks still checkpoint.
+      const post1 = hookRecords(s.records1).filter((r) => r.kind === 'post');
+      t.deepEqual(
+        post1.map((r) => `${r.tool} ${r.input} ${r.session === s.r1.sessionId}`),
+        ['write_file c.txt true'],
+      );
+      // security.environmentVariableRedaction.allowed: ["GIT_CKPT_HOOK_TRACE"] lets it through.
+      t.deepEqual(s.trace2.map(traceAddr), ['session-start', 'turn-start', 'pre:write_file', 'post:write_file', 'turn-end']);
+      const post2 = hookRecords(s.records2).filter((r) => r.kind === 'post');
+      t.deepEqual(
+        post2.map((r) => `${r.turn}:${r.tool} ${r.input}`),
+        ['1:write_file c.txt', '2:write_file d.txt'],
+      );
+    },
+  );
 }

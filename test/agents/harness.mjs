@@ -5,7 +5,18 @@
 // anywhere in the store).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,13 +49,19 @@ export function installAgent(name) {
   if (existsSync(done) && existsSync(bin)) return { bin, version: spec.version, prefix };
   mkdirSync(prefix, { recursive: true });
   if (!existsSync(path.join(prefix, 'package.json'))) writeFileSync(path.join(prefix, 'package.json'), '{"private":true}\n');
-  const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', '--engine-strict=false', `${spec.pkg}@${spec.version}`], {
-    cwd: prefix,
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
+  const r = spawnSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', '--engine-strict=false', `${spec.pkg}@${spec.version}`],
+    {
+      cwd: prefix,
+      encoding: 'utf8',
+      timeout: 600_000,
+    },
+  );
   if (r.status !== 0 || !existsSync(bin)) {
-    return { skip: `${spec.pkg}@${spec.version} could not be installed: ${(r.stderr || r.error?.message || 'no binary').trim().split('\n').slice(-1)[0]}` };
+    return {
+      skip: `${spec.pkg}@${spec.version} could not be installed: ${(r.stderr || r.error?.message || 'no binary').trim().split('\n').slice(-1)[0]}`,
+    };
   }
   writeFileSync(done, `${new Date().toISOString()}\n`);
   return { bin, version: spec.version, prefix };
@@ -143,8 +160,12 @@ export function storeText(box) {
   const dir = storeDir(box);
   if (!dir) return '';
   const parts = [];
-  for (const f of ['ledger.jsonl', 'hook.log', 'sessions.json']) if (existsSync(path.join(dir, f))) parts.push(readFileSync(path.join(dir, f), 'utf8'));
-  const r = spawnSync('git', ['--git-dir', path.join(dir, 'git'), 'cat-file', '--batch-all-objects', '--batch'], { encoding: 'latin1', maxBuffer: 1 << 28 });
+  for (const f of ['ledger.jsonl', 'hook.log', 'sessions.json'])
+    if (existsSync(path.join(dir, f))) parts.push(readFileSync(path.join(dir, f), 'utf8'));
+  const r = spawnSync('git', ['--git-dir', path.join(dir, 'git'), 'cat-file', '--batch-all-objects', '--batch'], {
+    encoding: 'latin1',
+    maxBuffer: 1 << 28,
+  });
   parts.push(r.stdout);
   return parts.join('\n');
 }
@@ -226,7 +247,5 @@ export async function startServer(handle) {
 
 /** The hook events git-ckpt recorded, as "phase:tool@tTURN.sSTEP" strings, for compact assertions. */
 export function addresses(records) {
-  return records
-    .filter((r) => r.agent)
-    .map((r) => `${r.phase}${r.tool ? `:${r.tool}` : ''}@t${r.turn ?? '-'}.s${r.step ?? '-'}`);
+  return records.filter((r) => r.agent).map((r) => `${r.phase}${r.tool ? `:${r.tool}` : ''}@t${r.turn ?? '-'}.s${r.step ?? '-'}`);
 }

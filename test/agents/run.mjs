@@ -13,13 +13,21 @@ for (const name of Object.keys(AGENT_PACKAGES)) {
   const r = installAgent(name);
   if (r.skip) skipped.push(`${name}: ${r.skip}`);
   else installed.push(`${name} ${r.version}`);
-  process.stdout.write(`${name.padEnd(8)} ${r.skip ? `SKIPPED (${r.skip})` : `${AGENT_PACKAGES[name].pkg}@${r.version}`} (${Date.now() - started} ms)\n`);
+  process.stdout.write(
+    `${name.padEnd(8)} ${r.skip ? `SKIPPED (${r.skip})` : `${AGENT_PACKAGES[name].pkg}@${r.version}`} (${Date.now() - started} ms)\n`,
+  );
 }
 process.stdout.write(`agent cache: ${cacheRoot()}\n`);
-const ava = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs'), '--config', 'test/agents/ava.config.mjs', ...process.argv.slice(2)], {
-  cwd: ROOT,
-  stdio: 'inherit',
-  env: { ...process.env, GIT_CKPT_AGENT_CACHE: cacheRoot() },
-});
-process.stdout.write(`real agents run: ${installed.join(', ') || 'none'}${skipped.length ? `; skipped: ${skipped.join('; ')}` : '; none skipped'}\n`);
+const ava = spawnSync(
+  process.execPath,
+  [path.join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs'), '--config', 'test/agents/ava.config.mjs', ...process.argv.slice(2)],
+  {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, GIT_CKPT_AGENT_CACHE: cacheRoot() },
+  },
+);
+process.stdout.write(
+  `real agents run: ${installed.join(', ') || 'none'}${skipped.length ? `; skipped: ${skipped.join('; ')}` : '; none skipped'}\n`,
+);
 process.exit(ava.status ?? 1);

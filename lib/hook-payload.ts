@@ -18,7 +18,7 @@
 import { redact } from './redact.js';
 
 const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
-export type Agent = (typeof AGENTS)[number];
+type Agent = (typeof AGENTS)[number];
 const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
 export type Phase = (typeof PHASES)[number];
 
@@ -123,6 +123,7 @@ function summarizePatch(text: string): string | null {
  * a file path if there is one, else a patch's paths with their action, else the
  * command, redacted, else a description or pattern, redacted; for anything else
  * only the argument names.
+ * @public (tests use it)
  */
 export function summarizeInput(input: unknown): string | null {
   const obj = asObject(input);

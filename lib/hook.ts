@@ -63,7 +63,7 @@ function appendLog(file: string, lines: string[]): boolean {
 }
 
 /** What one hook event did: its checkpoint (when something changed), its turn and step. */
-export type HookEventResult = Omit<SnapshotResult, 'tree'> & {
+type HookEventResult = Omit<SnapshotResult, 'tree'> & {
   /** The captured tree; none when the event was not captured (duplicate, deferred). */
   tree?: string;
   turn: number | null;
@@ -80,7 +80,7 @@ export type HookEventResult = Omit<SnapshotResult, 'tree'> & {
  * Content dedup makes a hook that fires twice for one change create one
  * checkpoint. Lock wait and snapshot share the hook budget, counted from `startedAt`.
  */
-export async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number): Promise<HookEventResult> {
+async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number): Promise<HookEventResult> {
   const settings = await ws.settings();
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);

@@ -217,7 +217,7 @@ function eventList(hooks: Json, event: string, file: string): unknown[] {
   return list;
 }
 
-/** Pure: the config without any of our handlers (other hooks and groups kept as they were). */
+/** Pure: the config without any of our handlers (other hooks and groups kept as they were). @public (tests use it) */
 export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Json {
   const spec = AGENT_SPECS[agent];
   const hooks = hooksTable(config, file);
@@ -254,7 +254,7 @@ function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): un
   return wiring.tools ? { matcher: spec.toolMatcher ?? '*', hooks: [handler] } : { hooks: [handler] };
 }
 
-/** Pure: the config with our handlers wired for every event (idempotent). */
+/** Pure: the config with our handlers wired for every event (idempotent). @public (tests use it) */
 export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config'): Json {
   const spec = AGENT_SPECS[agent];
   const table = hooksTable(config, file);
@@ -425,6 +425,7 @@ export async function hookStatusWithVerdict(
   return { ...status, verdict: await willRunHooks(target.agent, target.scope, projectRoot, target.file, env, isOurCommand) };
 }
 
+/** @public (tests use it) */
 export function hookStatus(target: HookTarget): HookStatus {
   const spec = AGENT_SPECS[target.agent];
   let config: Json | undefined;

@@ -1,5 +1,8 @@
 /**
- * git-ckpt as a library. Typical use in an agent harness:
+ * git-ckpt as a library: the `Workspace` class and what its methods return,
+ * the errors they reject with, and the pure functions a harness may want on
+ * their own (addresses, retention, restore planning). Everything else in lib/
+ * is internal and may change. README's "Use as a library" shows each method.
  *
  *   import { Workspace } from 'git-ckpt';
  *   const ws = Workspace.open(process.cwd());
@@ -7,47 +10,20 @@
  */
 export {
   Workspace,
+  type OpenOptions,
   type SnapshotRequest,
   type DiffFormat,
   type ListOptions,
   type ListResult,
   type StatusReport,
-  type OpenOptions,
 } from './workspace.js';
-export { parseAddress, resolveAddress, type Address } from './address.js';
-export { CkptError, isCkptError, type ErrorCode } from './errors.js';
-export {
-  type CheckpointRecord,
-  type CheckpointKind,
-  type UserKind,
-  type SkippedPath,
-  type ChangedPath,
-  CHECKPOINT_KINDS,
-  USER_KINDS,
-  parseLedger,
-} from './ledger.js';
 export type { SnapshotResult, SnapshotProgress } from './snapshot.js';
-export { type Settings, DEFAULT_SETTINGS, settingsFromConfigList } from './settings.js';
-export { storeRoot } from './store.js';
-export { planCapture, parseScan, takeBatch, batchLimits, stageUnits, type StageUnit } from './capture-plan.js';
-export type { OperationReport, RecoveryReport, RestoreOptions, UndoOptions, OperationOptions } from './restore.js';
-export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile, type TreeEntry } from './restore-plan.js';
-export { parseHookPayload, summarizeInput, promptTitle, type HookEvent, type Agent, type Phase } from './hook-payload.js';
-export { numberEvent, emptySessionState, type SessionState, type Numbering } from './turns.js';
-export { redact, REDACTION_RULES } from './redact.js';
-export { runHook, recordHookEvent, type HookEventResult } from './hook.js';
-export {
-  installHooks,
-  uninstallHooks,
-  hookStatus,
-  hookTarget,
-  mergeHooks,
-  removeHooks,
-  HOOK_AGENTS,
-  type HookAgent,
-  type Scope,
-} from './hooks-install.js';
-export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './retention.js';
+export type { OperationReport, RecoveryReport, RestoreOptions, UndoOptions, OperationOptions, InterruptedOperation } from './restore.js';
 export type { GcReport, GcOptions } from './gc.js';
-export type { FsckReport } from './fsck.js';
-export { listStores, pruneMissingStores, type StoreInfo } from './stores.js';
+export type { FsckReport, RebuildReport } from './fsck.js';
+export type { CheckpointRecord, CheckpointKind, UserKind, SkippedPath, ChangedPath, OperationInfo } from './ledger.js';
+export { USER_KINDS } from './ledger.js';
+export { CkptError, isCkptError, type ErrorCode } from './errors.js';
+export { parseAddress, resolveAddress, resolveInView, type Address, type LedgerView } from './address.js';
+export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './retention.js';
+export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile, type TreeEntry } from './restore-plan.js';

@@ -13,7 +13,7 @@ export const LEDGER_SCHEMA = 1;
 export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'guard' | OperationKind;
 export type OperationKind = 'restore' | 'revert' | 'undo';
 export const OPERATION_KINDS: readonly OperationKind[] = ['restore', 'revert', 'undo'];
-export const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard', ...OPERATION_KINDS];
+const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard', ...OPERATION_KINDS];
 /** The kinds a person or a harness may give a snapshot; guards and operation records are the engine's own. */
 export type UserKind = 'manual' | 'pre' | 'post' | 'turn';
 export const USER_KINDS: readonly UserKind[] = ['manual', 'pre', 'post', 'turn'];
@@ -153,7 +153,7 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
   return undefined;
 }
 
-/** Pure: parse ledger text. */
+/** Pure: parse ledger text. @public (tests use it) */
 export function parseLedger(text: string): LedgerRead {
   const records: CheckpointRecord[] = [];
   const warnings: string[] = [];

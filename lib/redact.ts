@@ -21,7 +21,7 @@ interface Rule {
 
 const SECRET_NAME = '[A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Za-z0-9_.-]*';
 
-/** The table, applied in order: the most specific shapes first. */
+/** The table, applied in order: the most specific shapes first. @public (tests use it) */
 export const REDACTION_RULES: readonly Rule[] = [
   {
     name: 'private key block',

@@ -78,7 +78,7 @@ function parseDuration(key: string, value: string): number {
   return Math.round(Number(match[1]) * unit);
 }
 
-/** Pure: fold `git config --list -z` output into settings. */
+/** Pure: fold `git config --list -z` output into settings. @public (tests use it) */
 export function settingsFromConfigList(listing: string): Settings {
   const settings: Settings = { ...DEFAULT_SETTINGS };
   for (const entry of listing.split('\0')) {

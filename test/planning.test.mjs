@@ -4,7 +4,11 @@ import path from 'node:path';
 import ignore from 'ignore';
 import { ROOT } from './helpers.mjs';
 
-const lib = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+// The library's face plus the internal modules these pure tests reach into.
+const lib = Object.assign(
+  {},
+  ...(await Promise.all(['index', 'capture-plan', 'settings', 'ledger'].map((m) => import(path.join(ROOT, 'dist', 'lib', `${m}.js`))))),
+);
 const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
 
 const rec = (id, extra = {}) => ({

@@ -8,173 +8,16 @@
  * Blob bytes come from `git cat-file --batch`, unfiltered: the bytes written are
  * the bytes captured, whatever .gitattributes or core.autocrlf say.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { constants, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { constants, lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { CkptError } from './errors.js';
+import { tryLstat } from './disk.js';
+import { forEachObject, type RepoAccess } from './objects.js';
 import { ancestorsOf, unsafePathReason } from './paths.js';
-import { SYMLINK, GITLINK, type DiskFact, type DiskKind, type TreeChange, type TreeEntry, type Want } from './restore-plan.js';
-import { git, splitZ } from './runner.js';
-
+import { SYMLINK, GITLINK, type TreeEntry, type Want } from './restore-plan.js';
 import { TMP_PREFIX } from './paths.js';
 
-export interface RepoAccess {
-  gitDir: string;
-  cwd: string;
-}
-
-function kindOf(st: Stats): DiskKind {
-  if (st.isSymbolicLink()) return 'symlink';
-  if (st.isFile()) return 'file';
-  if (st.isDirectory()) return 'dir';
-  return 'other';
-}
-
-function parseTreeLine(line: string): [string, TreeEntry] | undefined {
-  const tab = line.indexOf('\t');
-  if (tab < 0) return undefined;
-  const [mode, , oid] = line.slice(0, tab).split(' ');
-  return [line.slice(tab + 1), { mode: mode!, oid: oid! }];
-}
-
-/** Every entry of a tree (recursively), path → entry. */
-export async function listTree(
-  repo: RepoAccess,
-  treeish: string,
-  signal?: AbortSignal,
-  scratchObjectDir?: string,
-): Promise<Map<string, TreeEntry>> {
-  const { stdout } = await git({
-    verb: 'ls-tree',
-    args: ['-r', '-z', '--full-tree', { oid: treeish }],
-    gitDir: repo.gitDir,
-    cwd: repo.cwd,
-    signal,
-    scratchObjectDir,
-  });
-  const entries = new Map<string, TreeEntry>();
-  for (const line of splitZ(stdout)) {
-    const parsed = parseTreeLine(line);
-    if (parsed) entries.set(parsed[0], parsed[1]);
-  }
-  return entries;
-}
-
-const ZERO_OID = /^0+$/;
-
-/** The paths that differ between two trees, with their entries on each side. */
-export async function treeChanges(repo: RepoAccess, from: string, to: string, signal?: AbortSignal): Promise<TreeChange[]> {
-  const { stdout } = await git({
-    verb: 'diff-tree',
-    args: ['-r', '-z', '--no-renames', '--raw', { oid: from }, { oid: to }],
-    gitDir: repo.gitDir,
-    cwd: repo.cwd,
-    signal,
-  });
-  const parts = splitZ(stdout);
-  const changes: TreeChange[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const [oldMode, newMode, oldOid, newOid] = parts[i]!.replace(/^:/, '').split(' ');
-    const entry = (mode: string, oid: string) => (ZERO_OID.test(mode) ? null : { mode, oid });
-    changes.push({ path: parts[i + 1]!, before: entry(oldMode!, oldOid!), after: entry(newMode!, newOid!) });
-  }
-  return changes;
-}
-
-/** git's blob id of some bytes (SHA-1: the shadow repository's format). */
-function blobId(content: Buffer): string {
-  return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
-}
-
-/**
- * What a file or symlink on disk is as a tree entry (mode and blob id), hashed
- * here without writing any object; undefined for anything else, or when it
- * cannot be read (so it never counts as equal).
- */
-export function diskEntry(full: string, st: Stats): TreeEntry | undefined {
-  try {
-    if (st.isSymbolicLink()) return { mode: SYMLINK, oid: blobId(readlinkSync(full, { encoding: 'buffer' })) };
-    if (st.isFile()) return { mode: (st.mode & 0o100) !== 0 ? '100755' : '100644', oid: blobId(readFileSync(full)) };
-  } catch {
-    /* unreadable */
-  }
-  return undefined;
-}
-
-export function tryLstat(full: string): Stats | undefined {
-  try {
-    return lstatSync(full);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Non-directory entries below a directory, without following symlinks. */
-function filesBelow(root: string, dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(path.join(root, rel));
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const child = `${rel}/${name}`;
-      const st = tryLstat(path.join(root, child));
-      if (st?.isDirectory()) walk(child);
-      else out.push(child);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/**
- * What the disk holds at each wanted path: its kind, the first ancestor that is
- * not a directory, the files of a directory standing where a file is wanted,
- * and the blob id of uncaptured content (so an ignored file that already holds
- * the wanted bytes counts as unchanged).
- */
-export function gatherDiskFacts(root: string, want: Map<string, Want>, live: Map<string, TreeEntry>): Map<string, DiskFact> {
-  const dirKinds = new Map<string, DiskKind>();
-  const kindAt = (rel: string): DiskKind => {
-    let kind = dirKinds.get(rel);
-    if (kind === undefined) {
-      const st = tryLstat(path.join(root, rel));
-      kind = st ? kindOf(st) : 'missing';
-      dirKinds.set(rel, kind);
-    }
-    return kind;
-  };
-  const facts = new Map<string, DiskFact>();
-  for (const [p, wanted] of want) {
-    if (unsafePathReason(p)) continue;
-    let blocker: DiskFact['blocker'];
-    for (const dir of ancestorsOf(p)) {
-      const kind = kindAt(dir);
-      if (kind === 'missing') break;
-      if (kind !== 'dir') {
-        blocker = { path: dir, kind };
-        break;
-      }
-    }
-    if (blocker) {
-      facts.set(p, { kind: 'missing', blocker });
-      continue;
-    }
-    const full = path.join(root, p);
-    const st = tryLstat(full);
-    const fact: DiskFact = { kind: st ? kindOf(st) : 'missing' };
-    if (wanted && wanted.mode !== GITLINK && fact.kind === 'dir' && !live.has(p)) fact.dirFiles = filesBelow(root, p);
-    if (wanted && !live.has(p) && st) fact.entry = diskEntry(full, st);
-    facts.set(p, fact);
-  }
-  return facts;
-}
-
-/** One path to bring to a state: an entry to write, or null to delete. */
 export interface ApplyEntry {
   path: string;
   want: Want;
@@ -295,70 +138,6 @@ class Writer {
   }
 }
 
-/** Blob contents by id, streamed from one `cat-file --batch` per chunk of ids; `onBlob` may return a promise (backpressure). */
-async function forEachBlob(
-  repo: RepoAccess,
-  oids: string[],
-  onBlob: (oid: string, content: Buffer) => void | Promise<void>,
-): Promise<void> {
-  const CHUNK = 4000;
-  for (let i = 0; i < oids.length; i += CHUNK) {
-    const chunk = oids.slice(i, i + CHUNK);
-    const missing: string[] = [];
-    // Chunks are kept in a list and joined once per object: a 16 MB blob arrives in hundreds of pieces.
-    let parts: Buffer[] = [];
-    let buffered = 0;
-    let header: { oid: string; size: number } | undefined;
-    const take = (n: number): Buffer => {
-      const all = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
-      parts = all.length > n ? [all.subarray(n)] : [];
-      buffered = all.length - n;
-      return all.subarray(0, n);
-    };
-    const consume = (data: Buffer): Promise<void> | void => {
-      parts.push(data);
-      buffered += data.length;
-      const waits: Promise<void>[] = [];
-      for (;;) {
-        if (!header) {
-          const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
-          parts = [joined];
-          const nl = joined.indexOf(10);
-          if (nl < 0) break;
-          const line = take(nl + 1).toString('utf8', 0, nl);
-          const m = /^([0-9a-f]{40,64}) (\S+) (\d+)$/.exec(line);
-          if (!m) {
-            missing.push(line.split(' ')[0] ?? line);
-            continue;
-          }
-          header = { oid: m[1]!, size: Number(m[3]) };
-        }
-        if (buffered < header.size + 1) break;
-        const content = Buffer.from(take(header.size + 1).subarray(0, header.size));
-        const done = header;
-        header = undefined;
-        const pending = onBlob(done.oid, content);
-        if (pending) waits.push(pending);
-      }
-      if (waits.length) return Promise.all(waits).then(() => undefined);
-    };
-    await git({
-      verb: 'cat-file',
-      args: ['--batch'],
-      gitDir: repo.gitDir,
-      cwd: repo.cwd,
-      input: `${chunk.join('\n')}\n`,
-      onStdout: consume,
-      collectStdout: false,
-    });
-    if (missing.length)
-      throw new CkptError(
-        'store',
-        `checkpoint content is missing from the store: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`,
-      );
-  }
-}
-
 /** Runs at most `limit` tasks at once; `admit` resolves once there is room again. */
 class WritePool {
   private running = 0;
@@ -424,7 +203,7 @@ export async function applyEntries(repo: RepoAccess, root: string, entries: read
     else byOid.set(e.want.oid, [e]);
   }
   const pool = new WritePool(WRITES_IN_FLIGHT);
-  await forEachBlob(repo, [...byOid.keys()], (oid, content) => {
+  await forEachObject(repo, [...byOid.keys()], (oid, content) => {
     let wait: Promise<void> | undefined;
     for (const e of byOid.get(oid) ?? []) {
       wait = pool.run(() =>

@@ -10,7 +10,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { recordFromCommit } from './trailers.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
-import { indexBlobs } from './objects.js';
+import { forEachObject, indexBlobs } from './objects.js';
 import { git } from './runner.js';
 import { dirSize, writeFileDurable, type StorePaths } from './store.js';
 
@@ -121,27 +121,10 @@ export async function rebuildLedger(paths: StorePaths): Promise<RebuildReport> {
   const objects = await allObjects(paths);
   const commits = [...objects].filter(([, type]) => type === 'commit').map(([id]) => id);
   const records: CheckpointRecord[] = [];
-  if (commits.length) {
-    const { stdout } = await git({
-      verb: 'cat-file',
-      args: ['--batch'],
-      gitDir: paths.gitDir,
-      cwd: paths.dir,
-      input: `${commits.join('\n')}\n`,
-    });
-    let at = 0;
-    while (at < stdout.length) {
-      const nl = stdout.indexOf(10, at);
-      if (nl < 0) break;
-      const [id, , size] = stdout.toString('utf8', at, nl).split(' ');
-      const length = Number(size);
-      if (!Number.isFinite(length)) break;
-      const raw = stdout.toString('utf8', nl + 1, nl + 1 + length);
-      at = nl + 1 + length + 1;
-      const record = recordFromCommit(id!, raw);
-      if (record) records.push(record);
-    }
-  }
+  await forEachObject({ gitDir: paths.gitDir, cwd: paths.dir }, commits, (id, content) => {
+    const record = recordFromCommit(id, content.toString('utf8'));
+    if (record) records.push(record);
+  });
   let backup: string | null = null;
   if (existsSync(paths.ledger)) {
     backup = `${paths.ledger}.bak-${Date.now()}`;

@@ -17,19 +17,9 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  applyEntries,
-  diskEntry,
-  gatherDiskFacts,
-  listTree,
-  randomTag,
-  removeTmpFiles,
-  treeChanges,
-  tryLstat,
-  type ApplyEntry,
-  type ApplyFailure,
-  type RepoAccess,
-} from './apply.js';
+import { applyEntries, randomTag, removeTmpFiles, type ApplyEntry, type ApplyFailure } from './apply.js';
+import { diskEntry, gatherDiskFacts, tryLstat } from './disk.js';
+import { listTree, treeChanges, type RepoAccess } from './objects.js';
 import { CkptError } from './errors.js';
 import { readJournal, removeJournal, writeJournal, type Journal, type JournalEntry } from './journal.js';
 import {

@@ -7,6 +7,7 @@ import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parentDirs, parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
+import { diskKind } from './disk.js';
 import type { WorkspaceLocation } from './locate.js';
 import { TMP_PREFIX } from './paths.js';
 import { git, splitZ } from './runner.js';
@@ -133,8 +134,7 @@ export function collectFacts(root: string, candidates: Iterable<string>): Map<st
     }
     try {
       const st = lstatSync(path.join(root, p));
-      const kind = st.isFile() ? 'file' : st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : 'other';
-      facts.set(p, { kind, size: st.size });
+      facts.set(p, { kind: diskKind(st), size: st.size });
     } catch {
       facts.set(p, { kind: 'missing', size: 0 });
     }

@@ -37,9 +37,9 @@ import {
   type OperationInfo,
   type SkippedPath,
 } from './ledger.js';
-import { EMPTY_TREE, keepAllPacks } from './objects.js';
+import { EMPTY_TREE, keepAllPacks, treeChanges } from './objects.js';
 import { probeDegraded } from './probe.js';
-import { git, splitZ, type GitCall } from './runner.js';
+import { git, type GitCall } from './runner.js';
 import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
 import { writeFileAtomic } from './store.js';
@@ -111,27 +111,29 @@ async function newestIntactParent(ctx: StoreContext): Promise<string | null> {
   return null;
 }
 
+/** The paths that changed since the parent tree, with git's status letter (T: file, symlink and gitlink swapped). */
 async function changedPaths(
   ctx: StoreContext,
   parent: string | null,
-  commit: string,
+  tree: string,
   signal: AbortSignal,
 ): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[] }> {
-  const args: GitCall['args'] = ['-r', '-z', '--no-renames', '--no-commit-id', '--raw'];
-  args.push({ oid: parent ?? EMPTY_TREE }, { oid: commit });
-  const { stdout } = await git(gitCall(ctx, { verb: 'diff-tree', args, signal }));
-  const parts = splitZ(stdout);
-  const changes: ChangedPath[] = [];
-  const added: string[] = [];
-  const modified: string[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const status = parts[i]!.split(' ').at(-1)![0] as ChangedPath['status'];
-    const p = parts[i + 1]!;
-    changes.push({ path: p, status });
-    if (status === 'A') added.push(p);
-    else if (status === 'M' || status === 'T') modified.push(p);
-  }
-  return { changes, added, modified };
+  const changes = (await treeChanges({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir }, parent ?? EMPTY_TREE, tree, signal)).map(
+    (c): ChangedPath => ({
+      path: c.path,
+      status: !c.before ? 'A' : !c.after ? 'D' : entryType(c.before.mode) === entryType(c.after.mode) ? 'M' : 'T',
+    }),
+  );
+  return {
+    changes,
+    added: changes.filter((c) => c.status === 'A').map((c) => c.path),
+    modified: changes.filter((c) => c.status === 'M' || c.status === 'T').map((c) => c.path),
+  };
+}
+
+/** Pure: what a tree entry's mode says it is. */
+function entryType(mode: string): 'file' | 'symlink' | 'gitlink' | 'tree' {
+  return mode === '120000' ? 'symlink' : mode === '160000' ? 'gitlink' : mode.startsWith('04') ? 'tree' : 'file';
 }
 
 /** Files hashed so far and files to hash: the budget error and the progress callback report them. */

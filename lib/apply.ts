@@ -144,7 +144,9 @@ class WritePool {
   private waiters: (() => void)[] = [];
   private readonly all = new Set<Promise<void>>();
   constructor(private readonly limit: number) {}
-  run(task: () => Promise<void>): Promise<void> | undefined {
+  /** Start `task` once fewer than `limit` tasks run; resolves when it has started. */
+  async run(task: () => Promise<void>): Promise<void> {
+    while (this.running >= this.limit) await new Promise<void>((resolve) => this.waiters.push(resolve));
     this.running++;
     const p = task().finally(() => {
       this.running--;
@@ -152,8 +154,6 @@ class WritePool {
       this.waiters.shift()?.();
     });
     this.all.add(p);
-    if (this.running < this.limit) return undefined;
-    return new Promise((resolve) => this.waiters.push(resolve));
   }
   async drain(): Promise<void> {
     while (this.all.size) await Promise.all([...this.all]);
@@ -203,10 +203,10 @@ export async function applyEntries(repo: RepoAccess, root: string, entries: read
     else byOid.set(e.want.oid, [e]);
   }
   const pool = new WritePool(WRITES_IN_FLIGHT);
-  await forEachObject(repo, [...byOid.keys()], (oid, content) => {
-    let wait: Promise<void> | undefined;
+  // Each write waits for a free slot, and cat-file waits for the writes: never more than 8 in flight.
+  await forEachObject(repo, [...byOid.keys()], async (oid, content) => {
     for (const e of byOid.get(oid) ?? []) {
-      wait = pool.run(() =>
+      await pool.run(() =>
         writer.write(e.path, e.want, content).then(
           () => {
             result.written++;
@@ -217,7 +217,6 @@ export async function applyEntries(repo: RepoAccess, root: string, entries: read
         ),
       );
     }
-    return wait;
   });
   await pool.drain();
   return result;

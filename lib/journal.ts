@@ -12,7 +12,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { CkptError } from './errors.js';
 import { OPERATION_KINDS, type OperationKind } from './ledger.js';
 import { unsafePathReason } from './paths.js';
-import type { TreeEntry } from './restore-plan.js';
+import type { ActionCounts, TreeEntry } from './restore-plan.js';
 import { isObjectId } from './runner.js';
 import { fsyncFolder, storePaths, writeFileDurable } from './store.js';
 
@@ -29,7 +29,7 @@ export interface Journal {
   target: string;
   guard: string;
   /** Counts the plan had, for the record written on completion. */
-  counts: { restore: number; recreate: number; delete: number; unchanged: number; skip: number };
+  counts: ActionCounts;
   leftovers: number;
   paths?: string[];
   entries: JournalEntry[];

@@ -7,6 +7,7 @@
 import { closeSync, fstatSync, openSync, readSync, appendFileSync, readFileSync, fsyncSync } from 'node:fs';
 import { CkptError } from './errors.js';
 import { isObjectId } from './runner.js';
+import type { ActionCounts } from './restore-plan.js';
 
 export const LEDGER_SCHEMA = 1;
 
@@ -30,7 +31,7 @@ export interface OperationInfo {
   guard: string;
   /** The journal that carried the operation. */
   journal: string;
-  counts: { restore: number; recreate: number; delete: number; unchanged: number; skip: number; failed: number };
+  counts: ActionCounts & { failed: number };
   /** Per-file failures (at most SKIPPED_KEPT). */
   failures: { path: string; error: string }[];
   leftovers: number;

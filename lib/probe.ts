@@ -5,11 +5,11 @@
  * against the ledger and the object folders' stat data, so `log` on thousands
  * of checkpoints stays fast. `fsck` goes deeper (every object of every tree).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckpointRecord } from './ledger.js';
 import { git } from './runner.js';
-import { statStamp, writeFileAtomic, type StorePaths } from './store.js';
+import { stampedCache, statStamp, type StorePaths } from './store.js';
 
 /** Checkpoint id → what is missing ("commit", "tree"). */
 export type DegradedMap = Record<string, string>;
@@ -26,10 +26,6 @@ function objectsStamp(paths: StorePaths): string {
   }
   for (const dir of fanout.sort()) parts.push(`${dir}=${statStamp(path.join(objects, dir))}`);
   return parts.join('|');
-}
-
-function cacheFile(paths: StorePaths): string {
-  return paths.probeCache;
 }
 
 /** Pure: read `cat-file --batch-check` output for ids asked in order. */
@@ -55,30 +51,26 @@ function degradedFrom(records: readonly CheckpointRecord[], missing: Set<string>
 /** `writeCache: false` for dry runs, which must leave the store byte-identical. */
 export async function probeDegraded(paths: StorePaths, records: readonly CheckpointRecord[], writeCache = true): Promise<DegradedMap> {
   if (records.length === 0) return {};
-  const stamp = objectsStamp(paths);
-  try {
-    const cached = JSON.parse(readFileSync(cacheFile(paths), 'utf8')) as { stamp?: string; degraded?: DegradedMap };
-    if (cached.stamp === stamp && cached.degraded && typeof cached.degraded === 'object') return cached.degraded;
-  } catch {
-    /* no cache */
-  }
-  const ids = new Set<string>();
-  for (const r of records) {
-    ids.add(r.id);
-    ids.add(r.tree);
-  }
-  const { stdout } = await git({
-    verb: 'cat-file',
-    args: ['--batch-check=%(objectname)'],
-    gitDir: paths.gitDir,
-    cwd: paths.dir,
-    input: `${[...ids].join('\n')}\n`,
-  });
-  const degraded = degradedFrom(records, missingFromBatchCheck(stdout.toString('utf8')));
-  try {
-    if (writeCache) writeFileAtomic(cacheFile(paths), JSON.stringify({ stamp, degraded }));
-  } catch {
-    /* read-only store: probe again next time */
-  }
-  return degraded;
+  const isMap = (v: unknown): v is DegradedMap => typeof v === 'object' && v !== null && !Array.isArray(v);
+  return stampedCache(
+    paths.probeCache,
+    objectsStamp(paths),
+    isMap,
+    async () => {
+      const ids = new Set<string>();
+      for (const r of records) {
+        ids.add(r.id);
+        ids.add(r.tree);
+      }
+      const { stdout } = await git({
+        verb: 'cat-file',
+        args: ['--batch-check=%(objectname)'],
+        gitDir: paths.gitDir,
+        cwd: paths.dir,
+        input: `${[...ids].join('\n')}\n`,
+      });
+      return degradedFrom(records, missingFromBatchCheck(stdout.toString('utf8')));
+    },
+    writeCache,
+  );
 }

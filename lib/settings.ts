@@ -5,10 +5,9 @@
  */
 import { CkptError } from './errors.js';
 import { git } from './runner.js';
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { statStamp, writeFileAtomic, type StorePaths } from './store.js';
+import { stampedCache, statStamp, type StorePaths } from './store.js';
 
 export interface Settings {
   /** Files larger than this are not stored (bytes). */
@@ -130,10 +129,9 @@ export function settingsFromConfigList(listing: string): Settings {
 }
 
 /** The config files git reads for us: the user's global ones, the shadow repository's, and the store's own. */
-function configSources(paths: StorePaths): string[] {
-  const home = process.env.HOME ?? homedir();
-  const xdg =
-    process.env.XDG_CONFIG_HOME && path.isAbsolute(process.env.XDG_CONFIG_HOME) ? process.env.XDG_CONFIG_HOME : path.join(home, '.config');
+function configSources(paths: StorePaths, env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME ?? homedir();
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
   return [path.join(xdg, 'git', 'config'), path.join(home, '.gitconfig'), path.join(paths.gitDir, 'config'), paths.config];
 }
 
@@ -144,32 +142,26 @@ function configSources(paths: StorePaths): string[] {
  * `include.path` from the global config is not watched: touch the global config
  * after editing it.)
  */
-export async function readSettings(paths: StorePaths, signal?: AbortSignal): Promise<Settings> {
-  const cacheFile = paths.settingsCache;
-  const stamp = configSources(paths)
+export async function readSettings(paths: StorePaths, env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Promise<Settings> {
+  const stamp = configSources(paths, env)
     .map((f) => `${f}:${statStamp(f)}`)
     .join('|');
-  try {
-    const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { stamp?: string; listing?: string };
-    if (cached.stamp === stamp && typeof cached.listing === 'string') return settingsFromConfigList(cached.listing);
-  } catch {
-    /* no cache yet */
-  }
-  const { stdout } = await git({
-    verb: 'config',
-    args: ['--list', '-z', '--includes'],
-    gitDir: paths.gitDir,
-    cwd: paths.dir,
-    userConfig: true,
-    signal,
+  const isText = (v: unknown): v is string => typeof v === 'string';
+  const listing = await stampedCache(paths.settingsCache, stamp, isText, async () => {
+    // The git child reads the global config from the HOME the workspace was opened with.
+    const { stdout } = await git({
+      verb: 'config',
+      args: ['--list', '-z', '--includes'],
+      gitDir: paths.gitDir,
+      cwd: paths.dir,
+      userConfig: true,
+      env: { HOME: env.HOME ?? homedir(), ...(env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME } : {}) },
+      signal,
+    });
+    const text = stdout.toString('utf8');
+    // Parsed before it is cached: a bad value must fail every time.
+    settingsFromConfigList(text);
+    return text;
   });
-  const listing = stdout.toString('utf8');
-  // Parse first: a bad value must fail every time, not be cached.
-  const settings = settingsFromConfigList(listing);
-  try {
-    writeFileAtomic(cacheFile, JSON.stringify({ stamp, listing }));
-  } catch {
-    /* a read-only store still works, uncached */
-  }
-  return settings;
+  return settingsFromConfigList(listing);
 }

@@ -155,6 +155,37 @@ export function statStamp(p: string): string {
   }
 }
 
+/**
+ * A JSON cache keyed by a stamp (stat data of what the value was computed
+ * from): the cached value while the stamp is the same, else `compute()`,
+ * stored for next time unless `write` is false (dry runs leave the store as it
+ * was). `valid` checks what was read; a cache that cannot be read or written
+ * only costs the computation.
+ */
+export async function stampedCache<T>(
+  file: string,
+  stamp: string,
+  valid: (v: unknown) => v is T,
+  compute: () => Promise<T>,
+  write = true,
+): Promise<T> {
+  try {
+    const cached = JSON.parse(readFileSync(file, 'utf8')) as { stamp?: unknown; value?: unknown };
+    if (cached.stamp === stamp && valid(cached.value)) return cached.value;
+  } catch {
+    /* no cache yet */
+  }
+  const value = await compute();
+  if (write) {
+    try {
+      writeFileAtomic(file, JSON.stringify({ stamp, value }));
+    } catch {
+      /* a read-only store still works, uncached */
+    }
+  }
+  return value;
+}
+
 export function fsyncFile(file: string): void {
   const fd = openSync(file, 'r');
   try {

@@ -127,7 +127,7 @@ export class Workspace {
     const paths = this.ensureStore();
     // A store is created only through the lock door: parallel first hooks must not race to make it.
     if (!existsSync(path.join(paths.gitDir, 'HEAD'))) return this.exclusive(async (_paths, settings) => settings);
-    this.settingsCache = await readSettings(paths);
+    this.settingsCache = await readSettings(paths, this.env);
     return this.settingsCache;
   }
 
@@ -150,7 +150,7 @@ export class Workspace {
           await initShadowRepo(paths);
           // Only a process killed while holding the lock leaves git debris behind.
           if (lock.brokeStale || existsSync(`${paths.indexFile}.lock`)) removeGitDebris(paths);
-          this.settingsCache ??= await readSettings(paths);
+          this.settingsCache ??= await readSettings(paths, this.env);
           const settings = this.settingsCache;
           return fn(paths, settings);
         },

@@ -3,7 +3,7 @@
 // The event sequences follow what Claude Code 2.1.332, Codex 0.171, Copilot CLI 1.0.102 and
 // Gemini CLI 0.61 sent (the real agents themselves run in `npm run test:agents`).
 import test from 'ava';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState } from './helpers.mjs';
 
@@ -734,4 +734,19 @@ test('Cursor running its own hooks and Claude’s: recognised from CURSOR_VERSIO
     'turn-start@t2.s-',
     'pre@t2.s1',
   ]);
+});
+
+test('a library caller’s environment is honoured: settings come from the HOME it passes, not the process’s', async (t) => {
+  const box = sandbox();
+  writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\tmaxFileBytes = 3\n', { flag: 'a' });
+  write(box, 'big.txt', 'more than three bytes\n');
+  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  t.not(process.env.HOME, box.home);
+  const ws = Workspace.open(box.ws, { env: box.env });
+  const result = await ws.snapshot();
+  t.deepEqual(
+    result.skipped.map((s) => `${s.path} ${s.reason}`),
+    ['big.txt too-large'],
+    'ckpt.maxFileBytes from the injected HOME applies',
+  );
 });

@@ -5,7 +5,7 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { isCkptError } from '../lib/errors.js';
+import { asCkptError } from '../lib/errors.js';
 import { diffCommand } from './diff.js';
 import { initCommand } from './init.js';
 import { fsckCommand } from './fsck.js';
@@ -84,10 +84,11 @@ async function main(): Promise<void> {
 /** Exit codes: 1 for an error the user can act on, 2 for usage, 3 for a bug in git-ckpt itself. */
 export const EXIT_INTERNAL = 3;
 
-main().catch((err: unknown) => {
-  if (isCkptError(err) && err.code !== 'internal') fail(err.message, err.code === 'usage' ? 2 : 1);
-  // Anything else is a bug (or an unwrapped system error): say so, and show the stack under GIT_CKPT_TRACE.
-  if (process.env.GIT_CKPT_TRACE && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
-  const message = err instanceof Error ? err.message : String(err);
-  fail(isCkptError(err) ? `internal error: ${message}` : message, isCkptError(err) ? EXIT_INTERNAL : 1);
+main().catch((caught: unknown) => {
+  const err = asCkptError(caught);
+  if (err.code !== 'internal') fail(err.message, err.code === 'usage' ? 2 : 1);
+  // A bug: say so, and show the stack under GIT_CKPT_TRACE.
+  const cause = err.cause instanceof Error ? err.cause : err;
+  if (process.env.GIT_CKPT_TRACE && cause.stack) process.stderr.write(`${cause.stack}\n`);
+  fail(`internal error: ${err.message}`, EXIT_INTERNAL);
 });

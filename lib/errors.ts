@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'stale' // undo would overwrite changes made since the operation (use --force)
   | 'nothing' // an operation that needs a checkpoint found none
   | 'degraded' // a checkpoint named explicitly has lost objects
+  | 'io' // the filesystem refused (EACCES, ENOSPC, EROFS …); the cause is attached
   | 'internal'; // a bug in git-ckpt: a rule it sets itself was about to be broken
 
 export class CkptError extends Error {
@@ -28,6 +29,19 @@ export class CkptError extends Error {
     this.code = code;
     this.data = data;
   }
+}
+
+/**
+ * Errors leave the library as CkptErrors: a filesystem error becomes `io`
+ * (with the system's message and the error as its cause), anything else that
+ * is not already ours is a bug, `internal`.
+ */
+export function asCkptError(err: unknown): CkptError {
+  if (err instanceof CkptError) return err;
+  const errno = (err as NodeJS.ErrnoException | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (typeof errno === 'string' && /^E[A-Z]+$/.test(errno)) return new CkptError('io', message, { errno }, { cause: err });
+  return new CkptError('internal', message, {}, { cause: err });
 }
 
 export function isCkptError(err: unknown, code?: ErrorCode): err is CkptError {

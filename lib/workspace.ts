@@ -9,7 +9,7 @@ import { describeMissing, resolveInView, resolveSession, type LedgerView } from 
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
-import { CkptError } from './errors.js';
+import { asCkptError, CkptError } from './errors.js';
 import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
@@ -132,7 +132,16 @@ export class Workspace {
   }
 
   /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
-  private async exclusive<T>(
+  /** The lock door, with errors leaving as CkptErrors (see asCkptError). */
+  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal, lockTimeoutMs?: number): Promise<T> {
+    try {
+      return await this.exclusiveRaw(fn, signal, lockTimeoutMs);
+    } catch (err) {
+      throw asCkptError(err);
+    }
+  }
+
+  private async exclusiveRaw<T>(
     fn: (paths: StorePaths, settings: Settings) => Promise<T>,
     signal?: AbortSignal,
     lockTimeoutMs?: number,

@@ -11,7 +11,9 @@ here=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 ws=$1
 hook="$here/hooks/git-ckpt-hook"
 ckpt() { node "$here/dist/cli/main.js" "$@"; }
-say() { if [ "${DEMO:-}" = 1 ]; then printf '\n\033[1m# %s\033[0m\n' "$*"; fi; }
+# Bold only on a terminal: `npm run demo > file` gets plain text.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold='\033[1m' plain='\033[0m'; else bold='' plain=''; fi
+say() { if [ "${DEMO:-}" = 1 ]; then printf "\n${bold}# %s${plain}\n" "$*"; fi; }
 show() { if [ "${DEMO:-}" = 1 ]; then printf '$ git ckpt %s\n' "$*"; ckpt "$@"; fi; }
 session=8e0f2c4a-demo-session
 

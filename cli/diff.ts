@@ -28,7 +28,7 @@ export const diffCommand: CommandModule<GlobalArgs, DiffArgs> = {
       from: argv.from === undefined ? undefined : String(argv.from),
       to: argv.to === undefined ? undefined : String(argv.to),
       format: diffFormat(argv, 'patch'),
-      color: useColor,
+      color: useColor(),
       paths,
     });
     process.stdout.write(text);

@@ -1,9 +1,19 @@
-/** Human output helpers. Colour only on a TTY (and never with NO_COLOR). */
+/** Human output helpers. Colour is decided once per command (see terminal.ts). */
 import type { CheckpointRecord } from '../lib/ledger.js';
 
-export const useColor = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+let colored = false;
 
-const paint = (code: string) => (text: string) => (useColor ? `\x1b[${code}m${text}\x1b[0m` : text);
+/** Turn colour on or off for everything printed from now on. */
+export function setColor(on: boolean): void {
+  colored = on;
+}
+
+/** Whether output is coloured (diffs from git get --color=always then). */
+export function useColor(): boolean {
+  return colored;
+}
+
+const paint = (code: string) => (text: string) => (colored ? `\x1b[${code}m${text}\x1b[0m` : text);
 export const yellow = paint('33');
 export const green = paint('32');
 export const red = paint('31');

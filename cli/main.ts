@@ -15,6 +15,14 @@ if (args[0] === 'hook') {
     hook = await import('./hook.js'); // a build without the bundle (tsc alone)
   }
   await hook.runHookCommand(args.slice(1));
+} else if (args[0] === '__complete') {
+  // Every <TAB> runs this: no yargs, just the build-time command table and the ledger.
+  await (await import('./completion.js')).runComplete(args.slice(1));
 } else {
-  await import('./app.js');
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) {
+    process.stderr.write(`git-ckpt: needs Node.js 20.19 or newer (this is ${process.version})\n`);
+    process.exit(1);
+  }
+  (await import('./app.js')).runCli();
 }

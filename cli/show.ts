@@ -36,7 +36,7 @@ export const showCommand: CommandModule<GlobalArgs, ShowArgs> = {
     const ws = openWorkspace(argv);
     const format = diffFormat(argv, 'patch-with-stat');
     const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
-    const { record, diff, base } = await ws.show(String(address), { format, color: useColor && !argv.json });
+    const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json });
     if (argv.json) {
       printJson({ ...jsonRecord(record), diff, ...(base ? { base } : {}) });
       return;

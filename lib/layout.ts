@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 let root: string | undefined;
 
 /** The installed package's root folder. */
-function packageRoot(): string {
+export function packageRoot(): string {
   if (root) return root;
   for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');

@@ -29,6 +29,7 @@ const ALLOWED_VERBS = new Set([
   'count-objects',
   'hash-object',
   'rev-list',
+  'version',
 ]);
 
 /** GIT_CKPT_TRACE=1 prints every git call with its duration on stderr, like GIT_TRACE. */
@@ -277,4 +278,30 @@ export function splitZ(buf: Buffer): string[] {
   }
   if (start < buf.length) parts.push(buf.toString('utf8', start));
   return parts;
+}
+
+/** The oldest git git-ckpt runs on (`commit-tree` with trailers, `--pathspec-from-file`, `cat-file --batch` as used). */
+export const MIN_GIT = '2.32';
+
+/** Pure: whether version a (e.g. "2.39.5") is older than b ("2.32"). */
+export function versionBelow(a: string, b: string): boolean {
+  const x = a.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  const y = b.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
+  }
+  return false;
+}
+
+/** The git binary's version ("2.39.5"). */
+export async function gitVersion(): Promise<string> {
+  const { stdout } = await git({ verb: 'version' });
+  return /(\d+\.\d+(?:\.\d+)?)/.exec(stdout.toString('utf8'))?.[1] ?? 'unknown';
+}
+
+/** Refuse a git older than MIN_GIT, with one line naming both. */
+export async function assertGitVersion(): Promise<void> {
+  const version = await gitVersion();
+  if (version === 'unknown' || versionBelow(version, MIN_GIT))
+    throw new CkptError('git', `git-ckpt needs git ${MIN_GIT} or newer (found ${version})`);
 }

@@ -31,7 +31,7 @@ import {
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { CkptError } from './errors.js';
-import { git } from './runner.js';
+import { assertGitVersion, git } from './runner.js';
 
 /** Every file of a workspace's store, named here and nowhere else (README's Storage section mirrors it). */
 export interface StorePaths {
@@ -277,6 +277,8 @@ const SHADOW_ATTRIBUTES = '* -text -eol -ident -filter -working-tree-encoding\n'
 
 export async function initShadowRepo(paths: StorePaths): Promise<void> {
   if (existsSync(path.join(paths.gitDir, 'HEAD'))) return;
+  // A new store is the one moment git's version is checked: every later command relies on it.
+  await assertGitVersion();
   // Build in a temporary folder and rename, so a crash never leaves a half-made repository.
   const tmp = `${paths.gitDir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });

@@ -133,7 +133,11 @@ export class Workspace {
 
   /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
   /** The lock door, with errors leaving as CkptErrors (see asCkptError). */
-  private async exclusive<T>(fn: (paths: StorePaths, settings: Settings) => Promise<T>, signal?: AbortSignal, lockTimeoutMs?: number): Promise<T> {
+  private async exclusive<T>(
+    fn: (paths: StorePaths, settings: Settings) => Promise<T>,
+    signal?: AbortSignal,
+    lockTimeoutMs?: number,
+  ): Promise<T> {
     try {
       return await this.exclusiveRaw(fn, signal, lockTimeoutMs);
     } catch (err) {

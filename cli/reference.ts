@@ -1,0 +1,114 @@
+/**
+ * The reference text `git ckpt --help` ends with and the man page carries:
+ * one source, so they cannot drift. Plain text; the man page generator
+ * (scripts/man.mjs) turns each section into roff.
+ */
+
+interface ReferenceSection {
+  title: string;
+  /** Paragraphs, or `term: text` rows when `rows` is set. */
+  paragraphs?: string[];
+  rows?: [string, string][];
+}
+
+export const DESCRIPTION =
+  'Rewindable checkpoints of a workspace for people who let AI coding agents edit their code. Each checkpoint captures the whole ' +
+  'workspace, edits made through the shell included, as an unreferenced commit in a shadow git directory outside the workspace. ' +
+  'Your own repository is never touched: not its HEAD, index, refs, reflog, config or objects.';
+
+/** @public (scripts/man.mjs builds the man page from it) */
+export const GLOBAL_OPTIONS: [string, string][] = [
+  ['-C <path>', 'Run as if started in <path> (repeatable, like git -C).'],
+  ['-p, --paginate', 'Page the output of log, show and diff even when it would not be.'],
+  ['--no-pager', 'Never page.'],
+  ['--color[=<when>]', 'Colour: auto (the default: on a terminal), always, or never. git’s color.ui and NO_COLOR are honoured.'],
+  ['-h, --help', 'Usage of git ckpt or of one command; git ckpt help <command> too.'],
+  ['--version', 'The versions of git-ckpt, git and Node.js.'],
+];
+
+/** @public (scripts/man.mjs builds the man page from it) */
+export const REFERENCE: ReferenceSection[] = [
+  {
+    title: 'ADDRESSES',
+    rows: [
+      ['latest, latest~N', 'The newest checkpoint, and the Nth before it (degraded ones are skipped).'],
+      ['<hex prefix>', 'A unique prefix of 4 or more hex digits of a checkpoint id; an ambiguous one is an error.'],
+      [
+        'turn:N[@SESSION]',
+        'The state just before turn N of an agent session: the Nth prompt you typed. SESSION is a unique prefix; the most recent session by default.',
+      ],
+    ],
+  },
+  {
+    title: 'EXIT STATUS',
+    rows: [
+      ['0', 'Success (skipped paths are reported, not failures).'],
+      [
+        '1',
+        'An error, one line "git-ckpt: …" on stderr (with --json, one JSON object {"error":{"code","message"}}): a bad address or path, a bad setting, a busy or refused workspace, a time budget, a failed file, revert conflicts.',
+      ],
+      ['2', 'A usage error.'],
+      ['3', 'A bug in git-ckpt ("internal error"; GIT_CKPT_TRACE=1 shows the stack).'],
+    ],
+  },
+  {
+    title: 'SETTINGS',
+    paragraphs: [
+      'Read from a [ckpt] section of your global git config, or of the store’s own config file (which wins): git config --global ckpt.maxFileBytes 32m',
+    ],
+    rows: [
+      ['ckpt.maxFileBytes (16m)', 'Larger files are not stored.'],
+      ['ckpt.maxNewFiles (5000)', 'A directory that appears with more files than this is not stored.'],
+      ['ckpt.secretPatterns', 'gitignore-style patterns of files never stored (.env .env.* *.pem *.key id_rsa* id_ed25519*).'],
+      ['ckpt.timeBudget (15s)', 'A snapshot stops cleanly past it and keeps its progress; it always hashes at least one batch.'],
+      ['ckpt.lockTimeout (30s)', 'How long to wait for another process working on the same workspace.'],
+      ['ckpt.hookBudget (10s)', 'Wall-clock budget of one agent hook, lock wait included; at most 25 s.'],
+      ['ckpt.keep (500)', 'Checkpoints kept per session by gc.'],
+      ['ckpt.maxAge (30d)', 'Checkpoints older than this are dropped by gc.'],
+      ['ckpt.maxBytes (2g)', 'Soft quota of the store: gc drops the oldest checkpoints while above it.'],
+      ['ckpt.recordPrompts (true)', 'Keep the first line of each prompt (redacted) as its turn’s title.'],
+    ],
+  },
+  {
+    title: 'ENVIRONMENT',
+    rows: [
+      ['GIT_CKPT_HOME', 'The store root (else $XDG_STATE_HOME/git-ckpt, else ~/.local/state/git-ckpt).'],
+      ['GIT_PAGER, PAGER', 'The pager, after git’s core.pager as git orders them; less with LESS=FRX by default.'],
+      ['NO_COLOR', 'No colour, unless --color=always.'],
+      ['GIT_CKPT_TRACE', 'Print every git command git-ckpt runs, and the stack of an internal error.'],
+      ['GIT_CKPT_HOOK_TRACE', 'An absolute file: each hook appends what it received and did, one JSON line.'],
+    ],
+  },
+  {
+    title: 'FILES',
+    paragraphs: [
+      'Each workspace has a store under the store root: the shadow git directory, its index, ledger.jsonl (one record per checkpoint) and a few caches. Nothing is written inside the workspace except by restore, revert and undo.',
+      'Agent hooks are described in hooks/README.md of the package.',
+    ],
+  },
+];
+
+/** The reference as plain text, for the end of `git ckpt --help`. */
+export function referenceText(width = 100): string {
+  const wrap = (text: string, indent: string) => {
+    const words = text.split(' ');
+    const lines: string[] = [];
+    let line = indent;
+    for (const w of words) {
+      if (line.trim() && line.length + w.length + 1 > width) {
+        lines.push(line.trimEnd());
+        line = indent;
+      }
+      line += `${w} `;
+    }
+    lines.push(line.trimEnd());
+    return lines.join('\n');
+  };
+  return REFERENCE.map((s) => {
+    const body = [
+      ...(s.paragraphs ?? []).map((p) => wrap(p, '  ')),
+      ...(s.rows ?? []).map(([term, text]) => `  ${term}\n${wrap(text, '      ')}`),
+    ];
+    return `${s.title}\n${body.join('\n')}`;
+  }).join('\n\n');
+}

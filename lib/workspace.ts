@@ -131,8 +131,10 @@ export class Workspace {
     return this.settingsCache;
   }
 
-  /** Run `fn` serialized with every other writer of this workspace, in and across processes. */
-  /** The lock door, with errors leaving as CkptErrors (see asCkptError). */
+  /**
+   * The lock door: run `fn` serialized with every other writer of this
+   * workspace, in and across processes; errors leave as CkptErrors (see asCkptError).
+   */
   private async exclusive<T>(
     fn: (paths: StorePaths, settings: Settings) => Promise<T>,
     signal?: AbortSignal,

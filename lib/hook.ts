@@ -72,6 +72,10 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
   duplicate?: boolean;
   /** A turn-end while a subagent's tool call runs: that call's post takes the changes. */
   deferred?: boolean;
+  /** The checkpoint made for the previous call, whose post had not come. */
+  adopted?: string;
+  /** This post's changes were already taken by a later hook. */
+  taken?: boolean;
 };
 
 /**
@@ -95,9 +99,34 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       const turn = numbered?.turn ?? null;
       const step = numbered?.step ?? null;
       if (numbered?.duplicate) return { ...nothing, duplicate: true, turn, step };
-      if (numbered?.defer) return { ...nothing, deferred: true, turn, step };
+      if (numbered?.taken) return { ...nothing, taken: true, turn, step };
       const budget = left();
       if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
+      // The previous call's post has not come (it runs in the background, or was killed): what changed is its.
+      const adopt = numbered?.adopt;
+      let adopted: SnapshotResult | undefined;
+      if (adopt && event.session !== null) {
+        const what = adopt.tool ? `${adopt.tool}${adopt.input ? `: ${adopt.input}` : ''}` : 'post';
+        adopted = await snapshotLocked(ctx, {
+          kind: 'post',
+          message: `${event.agent} post ${what}`.slice(0, 300),
+          session: event.session,
+          turn: adopt.turn,
+          step: adopt.step ?? undefined,
+          tool: adopt.tool ?? undefined,
+          hook: {
+            agent: event.agent,
+            phase: 'post',
+            call: adopt.callId,
+            input: adopt.input ?? undefined,
+            agentTurn: adopt.agentTurn ?? undefined,
+          },
+          holdPaths: numbered?.hold,
+          timeBudgetMs: budget,
+        });
+      }
+      const remaining = Math.max(1, left());
+      if (numbered?.defer) return { ...nothing, deferred: true, turn, step, ...(adopted?.created ? { adopted: adopted.id } : {}) };
       const prompt = numbered?.title ?? undefined;
       const result = await snapshotLocked(ctx, {
         kind: kindForPhase(event.phase),
@@ -118,12 +147,12 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
           prompt,
         },
         holdPaths: numbered?.hold,
-        timeBudgetMs: budget,
+        timeBudgetMs: remaining,
       });
       if (result.created && prompt !== undefined && turn !== null && event.session !== null) {
         updateSessionState(ctx.paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
       }
-      return { ...result, turn, step };
+      return { ...result, turn, step, ...(adopted?.created ? { adopted: adopted.id } : {}) };
     },
     { lockTimeoutMs: Math.max(1, left()) },
   );

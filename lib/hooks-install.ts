@@ -113,7 +113,10 @@ function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatche
       { event: 'SubagentStop', phase: 'subagent-end' },
       { event: 'SessionStart', phase: 'session-start' },
     ],
-    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
+    // Post hooks run in the background (`async`): the agent waits only for the pre hook. The next
+    // pre, the prompt and the turn's end are synchronous and take a post that has not come yet as
+    // that call's (turns.ts), so a post killed at the session's end loses nothing.
+    handler: (command, phase) => ({ type: 'command', command, timeout: TIMEOUT_S, ...(phase === 'post' ? { async: true } : {}) }),
     commandKey: 'command',
   };
 }

@@ -31,11 +31,30 @@ export interface SessionState {
   running: Record<string, { since: number; path: string | null }>;
   /** The current turn's title, until a checkpoint carries it. */
   title: string | null;
+  /**
+   * The main thread's tool call whose pre came and whose post has not: its post
+   * may run in the background (async hooks), after the next pre or the turn's end.
+   */
+  open: OpenCall | null;
+  /** Calls whose changes a later hook took as theirs (their own post came too late). */
+  adopted: string[];
   /** Keys of recent events, to count an event delivered twice once. */
   seen: string[];
 }
 
+/** A tool call as the state remembers it, to record its post for it. */
+export interface OpenCall {
+  callId: string;
+  tool: string | null;
+  input: string | null;
+  turn: number;
+  step: number | null;
+  agentTurn: string | null;
+}
+
 export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey' | 'callId' | 'injected' | 'subagent' | 'eventTime'> & {
+  tool?: string | null;
+  input?: string | null;
   /** The workspace-relative file a file tool writes, when it is one. */
   targetPath?: string | null;
   /** The prompt's title (turn-start), already redacted; null when prompts are not recorded. */
@@ -60,11 +79,30 @@ export interface Numbering {
    * another event leaves them as they were, so each lands in its own call's post.
    */
   hold: string[];
+  /**
+   * The open call whose post has not come: this event first records what
+   * changed as that call's post, so attribution stays exact with async posts.
+   */
+  adopt: OpenCall | null;
+  /** A post whose changes a later hook already took while another call runs: record nothing. */
+  taken: boolean;
   state: SessionState;
 }
 
 export function emptySessionState(): SessionState {
-  return { turn: 0, turnKeys: {}, ended: false, step: 0, calls: {}, preOpen: false, running: {}, title: null, seen: [] };
+  return {
+    turn: 0,
+    turnKeys: {},
+    ended: false,
+    step: 0,
+    calls: {},
+    preOpen: false,
+    running: {},
+    title: null,
+    open: null,
+    adopted: [],
+    seen: [],
+  };
 }
 
 /** Pure: whether a stored value is a usable state (older git-ckpt wrote fewer fields: those are filled in). */
@@ -94,6 +132,8 @@ export function reviveSessionState(value: unknown): SessionState | undefined {
     preOpen: Boolean(v.preOpen),
     running: reviveRunning(v.running),
     title: typeof v.title === 'string' ? v.title : null,
+    open: v.open && typeof v.open === 'object' && typeof (v.open as OpenCall).callId === 'string' ? (v.open as OpenCall) : null,
+    adopted: Array.isArray(v.adopted) ? v.adopted.filter((k): k is string => typeof k === 'string') : [],
     seen: Array.isArray(v.seen) ? v.seen.filter((k): k is string => typeof k === 'string') : [],
   };
 }
@@ -145,7 +185,17 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     const key = eventKey(event);
     if (key !== null) {
       if (next.seen.includes(key))
-        return { turn: state.turn || null, step: null, duplicate: true, defer: false, title: null, hold: [], state };
+        return {
+          turn: state.turn || null,
+          step: null,
+          duplicate: true,
+          defer: false,
+          title: null,
+          hold: [],
+          adopt: null,
+          taken: false,
+          state,
+        };
       next.seen = [...next.seen, key].slice(-SEEN_KEPT);
     }
   }
@@ -201,6 +251,24 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     .filter(([id, call]) => id !== event.callId && call.path !== null)
     .map(([, call]) => call.path!);
   const defer = event.phase === 'turn-end' && Object.keys(next.running).length > 0;
+
+  // The main thread's next step (a pre, the turn's end, a new prompt) closes the call still open.
+  let adopt: OpenCall | null = null;
+  const mainThread = !event.subagent;
+  if (
+    next.open &&
+    next.open.callId !== event.callId &&
+    mainThread &&
+    (event.phase === 'pre' || event.phase === 'turn-end' || event.phase === 'turn-start')
+  ) {
+    adopt = next.open;
+    next.adopted = [...next.adopted, adopt.callId].slice(-SEEN_KEPT);
+    next.open = null;
+  }
+  const taken = event.phase === 'post' && event.callId !== null && next.adopted.includes(event.callId) && next.open !== null;
+  if (event.phase === 'pre' && mainThread && event.callId !== null && turn === next.turn) {
+    next.open = { callId: event.callId, tool: event.tool ?? null, input: event.input ?? null, turn, step, agentTurn: event.turnKey };
+  } else if (event.phase === 'post' && next.open?.callId === event.callId) next.open = null;
   if (event.phase === 'turn-end' && turn === next.turn) next.ended = true;
 
   next.turnKeys = trim(next.turnKeys);
@@ -212,6 +280,8 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     defer,
     title: turn === next.turn && turn > 0 ? next.title : null,
     hold: [...new Set(hold)],
+    adopt,
+    taken,
     state: next,
   };
 }

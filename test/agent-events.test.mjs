@@ -750,3 +750,45 @@ test('a library caller’s environment is honoured: settings come from the HOME 
     'ckpt.maxFileBytes from the injected HOME applies',
   );
 });
+
+test('async post hooks: the next pre or the turn’s end records a post that has not come as that call’s; the late post then adds nothing', async (t) => {
+  const box = sandbox();
+  write(box, 'base.txt', 'base\n');
+  await ckptJson(box, ['snapshot']);
+  const env = { CLAUDE_PROJECT_DIR: box.ws };
+  const call = (event, id, name, input) => ({
+    session_id: 'as',
+    prompt_id: 'p1',
+    cwd: box.ws,
+    hook_event_name: event,
+    tool_name: name,
+    tool_input: input,
+    tool_use_id: id,
+  });
+  await hook(box, 'claude', 'turn-start', { session_id: 'as', prompt_id: 'p1', cwd: box.ws, prompt: 'async posts' }, env);
+  await hook(box, 'claude', 'pre', call('PreToolUse', 'A', 'Write', { file_path: path.join(box.ws, 'a.txt') }), env);
+  write(box, 'a.txt', 'a\n');
+  // A's post runs in the background and has not come when B's pre does.
+  await hook(box, 'claude', 'pre', call('PreToolUse', 'B', 'Bash', { command: 'echo b > b.txt' }), env);
+  write(box, 'b.txt', 'b\n');
+  await hook(box, 'claude', 'post', call('PostToolUse', 'A', 'Write', { file_path: path.join(box.ws, 'a.txt') }), env);
+  await hook(box, 'claude', 'post', call('PostToolUse', 'B', 'Bash', { command: 'echo b > b.txt' }), env);
+  await hook(box, 'claude', 'pre', call('PreToolUse', 'C', 'Edit', { file_path: path.join(box.ws, 'a.txt') }), env);
+  write(box, 'a.txt', 'c\n');
+  // C's post was killed when the session ended: the turn's end takes its change, as C's.
+  await hook(box, 'claude', 'turn-end', { session_id: 'as', prompt_id: 'p1', cwd: box.ws, hook_event_name: 'Stop' }, env);
+  const records = ledgerLines(box).filter((r) => r.agent);
+  t.deepEqual(
+    records.map((r) => `${r.phase}:${r.tool}:${r.call}@t${r.turn}.s${r.step} ${r.paths.map((p) => `${p.status} ${p.path}`).join(',')}`),
+    ['post:Write:A@t1.s1 A a.txt', 'post:Bash:B@t1.s2 A b.txt', 'post:Edit:C@t1.s3 M a.txt'],
+  );
+  const pure = turns.numberEvent(
+    turns.emptySessionState(),
+    { ...BASE, phase: 'pre', callId: 'X', turnKey: 'p', tool: 'Bash', input: 'ls' },
+    0,
+  );
+  t.deepEqual(pure.state.open, { callId: 'X', tool: 'Bash', input: 'ls', turn: 1, step: 1, agentTurn: 'p' });
+  const next = turns.numberEvent(pure.state, { ...BASE, phase: 'turn-end', turnKey: 'p' }, 0);
+  t.is(next.adopt?.callId, 'X');
+  t.is(next.state.open, null);
+});

@@ -26,10 +26,22 @@ export function sandbox({ git = true, name = 'ws' } = {}) {
   return box;
 }
 
+/**
+ * The developer's environment minus what would make a test depend on it: no GIT_*
+ * (we may run inside a git hook), no system git config, and the C locale, so the
+ * messages git, yargs and the CLI print are the English ones the tests match
+ * whatever the developer's LANG (agent-events.test.mjs runs the exit-code
+ * contract under de_DE and fr_FR on purpose, through `extra`).
+ */
 export function cleanEnv(extra = {}) {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('GIT_') || k.startsWith('LC_') || k === 'LANG' || k === 'LANGUAGE') continue;
+    env[k] = v;
+  }
   env.GIT_CONFIG_NOSYSTEM = '1';
+  env.LANG = 'C';
+  env.LC_ALL = 'C';
   delete env.NO_COLOR;
   return { ...env, ...extra };
 }
@@ -55,7 +67,8 @@ export function shadowGit(box, args, encoding = 'utf8') {
 }
 
 export function storeDir(box) {
-  const dirs = readdirSync(box.store);
+  // The store root also keeps `backups/` (of agent configs hooks install rewrote): not a store.
+  const dirs = readdirSync(box.store).filter((d) => d !== 'backups');
   if (dirs.length !== 1) throw new Error(`expected one store, found ${dirs.join(', ')}`);
   return path.join(box.store, dirs[0]);
 }

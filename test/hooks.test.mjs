@@ -16,6 +16,18 @@ function hook(box, agent, phase, payload, { env = {}, cwd = box.ws, script = ENT
   return run(box, 'sh', [script, agent, phase], { env, cwd, input: typeof payload === 'string' ? payload : JSON.stringify(payload) });
 }
 
+/** The command our handler for `event` runs, as the installed config holds it. */
+function installedCommand(config, agent, event) {
+  const spec = install.AGENT_SPECS[agent];
+  for (const item of config.hooks?.[event] ?? []) {
+    for (const handler of spec.layout === 'nested' ? (item.hooks ?? []) : [item]) {
+      const command = handler[spec.commandKey];
+      if (typeof command === 'string' && command.includes('git-ckpt-hook')) return command;
+    }
+  }
+  return undefined;
+}
+
 function hookLog(box) {
   const file = path.join(storeDir(box), 'hook.log');
   return existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -476,9 +488,35 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     const again = JSON.parse((await ckpt(box, ['hooks', 'install', '--agent', agent, '--json'])).stdout)[0];
     t.false(again.changed);
     t.deepEqual(readFileSync(file), bytes, `${agent}: installing twice adds nothing`);
-    // The installed command runs the real entry script and stays neutral.
-    const wired = install.wiredEvents(merged, agent);
-    t.true(wired.length > 0);
+    t.deepEqual(
+      install.wiredEvents(merged, agent),
+      install.AGENT_SPECS[agent].events.map((e) => e.event),
+      `${agent}: every event is wired`,
+    );
+    // The installed command runs the real entry script and stays neutral: take the post handler's
+    // command from the config as written, run it through a shell as the agent does, and a checkpoint
+    // attributed to this agent appears with the change.
+    const c = AGENT_CASES[agent];
+    const postEvent = install.AGENT_SPECS[agent].events.find((e) => e.phase === 'post').event;
+    const command = installedCommand(merged, agent, postEvent);
+    t.true(command?.includes(ENTRY), `${agent}: the command names the shipped entry script: ${command}`);
+    write(box, `by-${agent}.txt`, `${agent}\n`);
+    const ran = spawnSync('sh', ['-c', command], {
+      cwd: box.ws,
+      env: { ...box.env, ...c.env(box) },
+      input: JSON.stringify(c.post(box)),
+      encoding: 'utf8',
+    });
+    t.is(ran.status, 0, `${agent}: ${ran.stderr}`);
+    t.is(ran.stdout, c.stdout, `${agent}: neutral stdout`);
+    const made = ledgerLines(box).at(-1);
+    t.is(made.agent, agent);
+    t.is(made.session, c.expect.session);
+    t.true(
+      made.paths.some((p) => p.path === `by-${agent}.txt` && p.status === 'A'),
+      `${agent}: the change is in the new checkpoint`,
+    );
+    t.true(lsTree(box, made.id).has(`by-${agent}.txt`));
     const off = await ckpt(box, ['hooks', 'uninstall', '--agent', agent]);
     t.is(off.code, 0, off.stderr);
     if (config) t.deepEqual(JSON.parse(readFileSync(file, 'utf8')), config, `${agent}: uninstall leaves the rest as it was`);
@@ -537,8 +575,11 @@ test('the shipped snippets are exactly what the installer merges, and an install
 });
 
 test('end to end: a scripted agent session with shell edits, rewound to before turn 2 in one command, every byte checked', async (t) => {
-  const box = sandbox({ git: false });
-  const gitState = () => treeState(path.join(box.ws, '.git'));
+  // The session's repository exists before the session (the script's own `git init` then only
+  // reinitialises it: same bytes, new mtimes), so its state can be taken before any hook runs.
+  const box = sandbox();
+  const gitState = (opts) => treeState(path.join(box.ws, '.git'), opts);
+  const beforeSession = gitState({ mtime: false });
   const r = spawnSync('sh', [path.join(ROOT, 'bench', 'agent-session.sh'), box.ws], { env: box.env, encoding: 'utf8' });
   t.is(r.status, 0, r.stderr);
   t.regex(r.stdout, /rewound to before turn 2, every byte checked/);
@@ -548,8 +589,13 @@ test('end to end: a scripted agent session with shell edits, rewound to before t
     [...new Set(records.filter((rec) => rec.session).map((rec) => rec.turn))].filter((n) => n !== null),
     [1, 2, 3],
   );
-  // The session's own git repository was never touched by any of it.
-  const before = gitState();
-  await ckpt(box, ['undo']);
-  t.is(gitState(), before);
+  // The session's own git repository was never touched by any of it: not by the hooks, the
+  // restore or the undo (the undo also compared with mtimes, since nothing else runs around it).
+  t.is(gitState({ mtime: false }), beforeSession);
+  const beforeUndo = gitState();
+  const undo = await ckpt(box, ['undo']);
+  t.is(undo.code, 0, undo.stderr);
+  t.is(ledgerLines(box).at(-1).kind, 'undo');
+  t.is(gitState(), beforeUndo);
+  t.is(gitState({ mtime: false }), beforeSession);
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { existsSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write } from './helpers.mjs';
 
@@ -98,8 +99,11 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
     }
     failures++;
     t.is(r.code, 1);
-    t.regex(r.stderr, /^git-ckpt: snapshot stopped by its 0\.3s time budget after hashing \d+ of \d+ files; the work done is kept/);
+    // Under --json the error is one JSON object on stderr.
     t.is(r.stderr.trim().split('\n').length, 1);
+    const { error } = JSON.parse(r.stderr);
+    t.is(error.code, 'budget');
+    t.regex(error.message, /^snapshot stopped by its 0\.3s time budget after hashing \d+ of \d+ files; the work done is kept/);
     const dir = storeDir(box);
     t.false(existsSync(path.join(dir, 'lock')), 'no lock left');
     t.false(existsSync(path.join(dir, 'index.lock')), 'no index.lock left');
@@ -145,4 +149,61 @@ test('init takes the first snapshot with no time budget and shows progress on st
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /hashing files: 300\/300/);
   t.regex(r.stdout, /^checkpoint [0-9a-f]{8}/);
+});
+
+test('files that appear under a folded directory pathspec after the scan are held to the same limits', async (t) => {
+  // 1,000 staged files fold into directory pathspecs (`d3/`), and `git add d3/` also takes files
+  // created after the scan. To create them at exactly that moment, a `git` on PATH in front of the
+  // real one writes them just before the first `git add` runs (and keeps each add's pathspec list).
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1k']);
+  sh(box, ['config', '--global', 'ckpt.timeBudget', '10m']);
+  for (let i = 0; i < 1000; i++) write(box, `d${i % 10}/f${i}.txt`, `${i}\n`);
+  const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+  const bin = path.join(box.base, 'bin');
+  const spool = path.join(box.base, 'adds');
+  mkdirSync(bin);
+  mkdirSync(spool);
+  writeFileSync(
+    path.join(bin, 'git'),
+    `#!/bin/sh
+case " $* " in
+  *" add "*)
+    n=$(ls "$CKPT_SPOOL" | wc -l | tr -d ' ')
+    cat > "$CKPT_SPOOL/add-$n"
+    if [ "$n" = 0 ]; then
+      head -c 5000 /dev/zero > "$CKPT_WS/d3/late.bin"
+      printf 'late\\n' > "$CKPT_WS/d3/late.txt"
+      printf 'TOKEN=hunter2\\n' > "$CKPT_WS/d3/.env"
+    fi
+    exec "$CKPT_REAL_GIT" "$@" < "$CKPT_SPOOL/add-$n" ;;
+esac
+exec "$CKPT_REAL_GIT" "$@"
+`,
+    { mode: 0o755 },
+  );
+  const env = { PATH: `${bin}${path.delimiter}${box.env.PATH}`, CKPT_SPOOL: spool, CKPT_WS: box.ws, CKPT_REAL_GIT: realGit };
+  const r = await ckptJson(box, ['snapshot'], { env });
+  const adds = readdirSync(spool).map((f) => readFileSync(path.join(spool, f), 'utf8').split('\0'));
+  t.true(adds.length > 0, 'the wrapper ran');
+  t.true(
+    adds.some((pathspecs) => pathspecs.includes('d3/')),
+    'd3/ was staged as a directory pathspec (else this test proves nothing)',
+  );
+  const tree = lsTree(box, r.id);
+  t.true(tree.has('d3/late.txt'), 'a late file within the limits is captured');
+  t.false(tree.has('d3/late.bin'), 'a late file over maxFileBytes is not');
+  t.false(tree.has('d3/.env'), 'a late secret is not');
+  t.is(tree.size, 1001);
+  t.deepEqual(
+    r.skipped.filter((s) => s.path.startsWith('d3/')).sort((x, y) => (x.path < y.path ? -1 : 1)),
+    [
+      { path: 'd3/.env', reason: 'secret' },
+      { path: 'd3/late.bin', reason: 'too-large', size: 5000 },
+    ],
+  );
+  // The next snapshot, which sees them in its scan, agrees.
+  const next = await ckptJson(box, ['snapshot']);
+  t.false(next.created);
+  t.deepEqual(next.skipped.map((s) => s.path).sort(), ['d3/.env', 'd3/late.bin']);
 });

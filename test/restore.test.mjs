@@ -13,7 +13,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** A workspace with a regular file, an executable, a symlink, a nested file; checkpoint A. */
 async function baseline() {
@@ -494,4 +494,137 @@ test('a file that cannot be written is recorded as failed and the pass goes on (
   t.is(readFileSync(path.join(box.ws, 'ok.txt'), 'utf8'), 'fine\n', 'the other file was written');
   t.is(ledgerLines(box).at(-1).op.counts.failed, 1, 'the failure is in the record');
   t.false(existsSync(path.join(storeDir(box), 'journal.json')));
+});
+
+/** A git repository of its own inside the workspace, with one commit; returns its HEAD. */
+function nestedRepo(box, rel, files) {
+  const dir = path.join(box.ws, rel);
+  mkdirSync(dir, { recursive: true });
+  sh(box, ['init', '-q'], { cwd: dir });
+  for (const [name, content] of Object.entries(files)) write(box, `${rel}/${name}`, content);
+  sh(box, ['add', '.'], { cwd: dir });
+  sh(box, ['commit', '-qm', 'nested'], { cwd: dir });
+  return sh(box, ['rev-parse', 'HEAD'], { cwd: dir }).stdout.trim();
+}
+
+test('nested repositories: restore, undo and --delete-new never enter one, whatever the checkpoint holds there', async (t) => {
+  const box = sandbox();
+  write(box, 'main.txt', 'main A\n');
+  const first = nestedRepo(box, 'vendor/dep', { 'dep.js': 'dep 1\n' });
+  const a = await ckptJson(box, ['snapshot', '-m', 'A']);
+  const treeA = lsTree(box, a.id);
+  t.deepEqual(treeA.get('vendor/dep'), { mode: '160000', type: 'commit', oid: first }, 'captured as a gitlink, not as files');
+  t.false(treeA.has('vendor/dep/dep.js'));
+
+  // Since A: the nested repository moved on (a commit, and an uncommitted edit), and a new one appeared.
+  write(box, 'main.txt', 'main B\n');
+  write(box, 'vendor/dep/dep.js', 'dep 2\n');
+  sh(box, ['commit', '-qam', 'two'], { cwd: path.join(box.ws, 'vendor/dep') });
+  write(box, 'vendor/dep/dep.js', 'dep 3, uncommitted\n');
+  nestedRepo(box, 'tools/new', { 'n.js': 'new\n' });
+  const nested = ['vendor/dep', 'tools/new'];
+  const before = Object.fromEntries(nested.map((rel) => [rel, treeState(path.join(box.ws, rel))]));
+
+  const dry = await ckptJson(box, ['restore', a.id, '--delete-new', '--dry-run']);
+  const r = await ckptJson(box, ['restore', a.id, '--delete-new']);
+  t.deepEqual(r.files, dry.files, 'the dry run planned what the real run did');
+  t.is(r.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'main.txt'), 'utf8'), 'main A\n', 'the rest of the workspace is restored');
+  const byPath = Object.fromEntries(r.files.map((f) => [f.path, f]));
+  t.deepEqual(byPath['vendor/dep'], {
+    path: 'vendor/dep',
+    action: 'skip',
+    reason: 'a nested repository (submodule); its content is not captured, so it is left alone',
+  });
+  t.deepEqual(byPath['tools/new'], { path: 'tools/new', action: 'skip', reason: 'a nested repository; its content is not captured' });
+  t.false(
+    r.files.some((f) => nested.some((rel) => f.path.startsWith(`${rel}/`))),
+    'no path inside a nested repository is planned',
+  );
+  // Every nested repository is exactly as it was: files, its .git, even mtimes.
+  for (const rel of nested) t.is(treeState(path.join(box.ws, rel)), before[rel], rel);
+
+  // Undo goes around them the same way.
+  const undo = await ckptJson(box, ['undo']);
+  t.is(undo.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'main.txt'), 'utf8'), 'main B\n');
+  for (const rel of nested) t.is(treeState(path.join(box.ws, rel)), before[rel], `${rel} after undo`);
+});
+
+// KNOWN BUG (lib change needed, see the report): a directory whose files a checkpoint holds, turned
+// into a repository of its own afterwards, keeps being captured file by file (the shadow index
+// still tracks `lib/x.js`, and `git add` updates it), so a restore writes inside the nested
+// repository. `test.failing` keeps this visible: it starts to fail (pass) once the lib is fixed.
+test.failing('nested repositories: a captured directory that became a repository of its own is not written into', async (t) => {
+  const box = sandbox();
+  write(box, 'lib/x.js', 'x A\n');
+  const a = await ckptJson(box, ['snapshot', '-m', 'A']);
+  nestedRepo(box, 'lib', { 'x.js': 'x in its own repo\n' });
+  const before = treeState(path.join(box.ws, 'lib'));
+  const r = await ckptJson(box, ['restore', a.id, '--delete-new']);
+  t.is(r.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'lib/x.js'), 'utf8'), 'x in its own repo\n');
+  t.is(treeState(path.join(box.ws, 'lib')), before);
+});
+
+/** The journal a restore wrote, rebuilt from its record: every path where the guard and the result differ. */
+function journalOf(box, record) {
+  const entry = (e) => (e ? { mode: e.mode, oid: e.oid } : null);
+  const before = lsTree(box, record.op.guard);
+  const after = lsTree(box, record.id);
+  const entries = [];
+  for (const p of [...new Set([...before.keys(), ...after.keys()])].sort()) {
+    const from = entry(before.get(p));
+    const want = entry(after.get(p));
+    if (JSON.stringify(from) !== JSON.stringify(want)) entries.push([p, want, from]);
+  }
+  const { restore, recreate, delete: del, unchanged, skip } = record.op.counts;
+  return {
+    v: 1,
+    id: record.op.journal,
+    op: record.kind,
+    started: record.time,
+    target: record.op.target,
+    guard: record.op.guard,
+    counts: { restore, recreate, delete: del, unchanged, skip },
+    leftovers: 0,
+    entries,
+  };
+}
+
+test('killed after the record was appended but before the journal went: --continue just closes it, --abort undoes the recorded restore', async (t) => {
+  const { box, a, stateA } = await baseline();
+  await changeAll(box);
+  const stateB = workspaceState(box);
+  await ckptJson(box, ['restore', a, '--delete-new']);
+  t.is(workspaceState(box), stateA);
+  const record = ledgerLines(box).at(-1);
+  t.is(record.kind, 'restore');
+  const journal = journalOf(box, record);
+  t.true(journal.entries.length >= 5, `${journal.entries.length} journaled paths`);
+  const journalFile = path.join(storeDir(box), 'journal.json');
+  const records = ledgerLines(box).length;
+
+  // --continue: the operation is complete; the journal goes, nothing is written or recorded.
+  writeFileSync(journalFile, JSON.stringify(journal));
+  t.regex((await ckpt(box, ['status'])).stdout, /interrupted: a restore/);
+  const cont = await ckptJson(box, ['restore', '--continue']);
+  t.like(cont, { action: 'continue', alreadyRecorded: true, record: record.id, journal: record.op.journal });
+  t.false(existsSync(journalFile));
+  t.is(workspaceState(box), stateA);
+  t.is(ledgerLines(box).length, records);
+
+  // --abort: the restore is rolled back through an undo of its record, back to the exact pre-restore bytes.
+  writeFileSync(journalFile, JSON.stringify(journal));
+  const abort = await ckptJson(box, ['restore', '--abort']);
+  t.like(abort, { action: 'abort', alreadyRecorded: true, failures: [] });
+  t.false(existsSync(journalFile));
+  t.is(workspaceState(box), stateB);
+  const undo = ledgerLines(box).at(-1);
+  t.is(undo.kind, 'undo');
+  t.is(undo.op.target, record.id, 'the undo names the recorded restore');
+  t.is(abort.record, undo.id);
+  // And it is an ordinary operation: undo again redoes the restore.
+  await ckptJson(box, ['undo']);
+  t.is(workspaceState(box), stateA);
 });

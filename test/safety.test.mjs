@@ -1,7 +1,8 @@
 import test from 'ava';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, sandbox, sh, storeDir, treeState, write, ROOT } from './helpers.mjs';
+import { ckpt, ckptJson, ledgerLines, sandbox, sh, shadowGit, storeDir, storedBytes, treeState, write, ROOT } from './helpers.mjs';
 
 const runner = await import(path.join(ROOT, 'dist', 'lib', 'runner.js'));
 
@@ -19,47 +20,152 @@ function userRepo() {
   return box;
 }
 
-test("every command leaves the user's .git byte-for-byte unchanged", async (t) => {
+test("every command leaves the user's .git byte-for-byte unchanged, and each one did what it says", async (t) => {
   const box = userRepo();
   const gitDir = path.join(box.ws, '.git');
   const before = treeState(gitDir);
-  const commands = [
-    ['init'],
-    ['snapshot', '-m', 'one'],
-    ['snapshot', '--json'],
-    ['log'],
-    ['log', '--json', '--stat'],
-    ['show', 'latest'],
-    ['diff'],
-    ['diff', 'latest', '--stat'],
-    ['status'],
-    ['status', '--json'],
-    ['show', '--output=/tmp/x'],
-    ['nonsense'],
-    ['snapshot', '-m', 'two'],
-    ['restore', 'latest~1', '--dry-run'],
-    ['restore', 'latest~1', '--json'],
-    ['undo', '--dry-run'],
-    ['undo'],
-    ['undo', '--force'],
-    ['restore', 'latest~2', '--delete-new'],
-    ['revert', 'latest~1'],
-    ['revert', 'latest', '--dry-run'],
-    ['restore', 'latest~1', '--', 'src/app.js'],
-    ['restore', '--continue'],
-    ['restore', '--abort'],
-    ['restore', '--output=/tmp/x'],
-    ['gc', '--dry-run'],
-    ['gc'],
-    ['fsck'],
-    ['fsck', '--rebuild-ledger'],
-    ['stores'],
-    ['hooks', 'status'],
+  const work = () => readFileSync(path.join(box.ws, 'work.txt'), 'utf8');
+  const kinds = () => (existsSync(path.join(box.store)) && readdirSync(box.store).length ? ledgerLines(box).map((r) => r.kind) : []);
+  const last = () => kinds().at(-1);
+  const outside = path.join(box.base, 'smuggled-output');
+  // Each row: the command, its exit code, and (where cheap) a check that it did something, or nothing.
+  // `touch: false` leaves work.txt as the previous command left it (an undo or revert of a file
+  // changed since would be refused, and that is not what the row is about).
+  const rows = [
+    { args: ['init'], code: 0, check: (r, k) => t.deepEqual(k, ['manual'], r.stderr) },
+    { args: ['snapshot', '-m', 'one'], code: 0, check: (_r, k, k0) => t.is(k.length, k0.length + 1) },
+    { args: ['snapshot', '--json'], code: 0, check: (r) => t.true(JSON.parse(r.stdout).created) },
+    { args: ['log'], code: 0, check: (r) => t.is(r.stdout.trim().split('\n').length, 3) },
+    { args: ['log', '--json', '--stat'], code: 0, check: (r) => t.is(JSON.parse(r.stdout).length, 3) },
+    { args: ['show', 'latest'], code: 0, check: (r) => t.regex(r.stdout, /^checkpoint [0-9a-f]{40}/) },
+    { args: ['diff'], code: 0, check: (r) => t.regex(r.stdout, /^\+diff$/m) },
+    { args: ['diff', 'latest', '--stat'], code: 0, check: (r) => t.regex(r.stdout, /work\.txt \| 2 \+-/) },
+    { args: ['status'], code: 0, check: (r) => t.regex(r.stdout, /checkpoints: 3/) },
+    { args: ['status', '--json'], code: 0, check: (r) => t.is(JSON.parse(r.stdout).checkpoints, 3) },
+    { args: ['show', `--output=${outside}`], code: 1, check: () => t.false(existsSync(outside)) },
+    { args: ['nonsense'], code: 2 },
+    { args: ['snapshot', '-m', 'two'], code: 0, check: (_r, k, k0) => t.is(k.length, k0.length + 1) },
+    // latest~1 is the `snapshot --json` checkpoint.
+    {
+      args: ['restore', 'latest~1', '--dry-run'],
+      code: 0,
+      check: (_r, k, k0) => {
+        t.deepEqual(k, k0);
+        t.is(work(), 'restore latest~1 --dry-run\n');
+      },
+    },
+    {
+      args: ['restore', 'latest~1', '--json'],
+      code: 0,
+      check: (r) => {
+        t.is(JSON.parse(r.stdout).counts.restore, 1);
+        t.is(last(), 'restore');
+        t.is(work(), 'snapshot --json\n');
+      },
+    },
+    {
+      args: ['undo', '--dry-run'],
+      touch: false,
+      code: 0,
+      check: (_r, k, k0) => {
+        t.deepEqual(k, k0);
+        t.is(work(), 'snapshot --json\n');
+      },
+    },
+    {
+      args: ['undo'],
+      touch: false,
+      code: 0,
+      check: () => {
+        t.is(last(), 'undo');
+        t.is(work(), 'restore latest~1 --json\n');
+      },
+    },
+    {
+      args: ['undo'],
+      code: 1,
+      check: (r) => {
+        t.regex(r.stderr, /undo refused: 1 file changed since the undo \(work\.txt\)/);
+        t.is(work(), 'undo\n');
+      },
+    },
+    {
+      args: ['undo', '--force'],
+      code: 0,
+      check: () => {
+        t.is(last(), 'undo');
+        t.is(work(), 'snapshot --json\n');
+      },
+    },
+    {
+      args: ['restore', 'latest~2', '--delete-new'],
+      code: 0,
+      check: () => {
+        t.is(last(), 'restore');
+        t.not(work(), 'restore latest~2 --delete-new\n');
+      },
+    },
+    // The restore just recorded, reverted: work.txt goes back to what the restore replaced.
+    {
+      args: ['revert', 'latest'],
+      touch: false,
+      code: 0,
+      check: () => {
+        t.is(last(), 'revert');
+        t.is(work(), 'restore latest~2 --delete-new\n');
+      },
+    },
+    // work.txt changed since that revert: a conflict, reported with exit 1, and nothing written.
+    {
+      args: ['revert', 'latest', '--dry-run'],
+      code: 1,
+      check: (r, k, k0) => {
+        t.regex(r.stdout, /conflict: changed since/);
+        t.deepEqual(k, k0);
+      },
+    },
+    {
+      args: ['restore', 'latest~1', '--', 'src/app.js'],
+      prepare: () => write(box, 'src/app.js', 'let a = 3;\n'),
+      code: 0,
+      check: () => {
+        t.is(readFileSync(path.join(box.ws, 'src/app.js'), 'utf8'), 'let a = 2;\n');
+        t.is(work(), 'restore latest~1 -- src/app.js\n', 'only the named path was restored');
+      },
+    },
+    { args: ['restore', '--continue'], code: 1, check: (r) => t.regex(r.stderr, /no interrupted restore/) },
+    { args: ['restore', '--abort'], code: 1, check: (r) => t.regex(r.stderr, /no interrupted restore/) },
+    { args: ['restore', `--output=${outside}`], code: 1, check: () => t.false(existsSync(outside)) },
+    {
+      args: ['gc', '--dry-run'],
+      code: 0,
+      check: (r, k, k0) => {
+        t.regex(r.stdout, /^would drop 0 checkpoints/);
+        t.deepEqual(k, k0);
+      },
+    },
+    { args: ['gc'], code: 0, check: (r) => t.regex(r.stdout, /^dropped 0 checkpoints/) },
+    { args: ['fsck'], code: 0, check: (r) => t.regex(r.stdout, /no checkpoint degraded/) },
+    {
+      args: ['fsck', '--rebuild-ledger'],
+      code: 0,
+      check: (r, k, k0) => {
+        t.regex(r.stdout, /^recovered \d+ checkpoint record/);
+        t.deepEqual(k, k0);
+      },
+    },
+    { args: ['stores'], code: 0, check: (r) => t.true(r.stdout.includes(box.ws)) },
+    { args: ['hooks', 'status'], code: 0, check: (r) => t.regex(r.stdout, /not wired/) },
   ];
-  for (const args of commands) {
-    write(box, 'work.txt', `${args.join(' ')}\n`);
-    await ckpt(box, args);
-    t.is(treeState(gitDir), before, `after git ckpt ${args.join(' ')}`);
+  for (const { args, code, touch = true, prepare, check } of rows) {
+    const label = `git ckpt ${args.join(' ')}`;
+    if (touch) write(box, 'work.txt', `${args.join(' ')}\n`);
+    prepare?.();
+    const k0 = kinds();
+    const r = await ckpt(box, args);
+    t.is(r.code, code, `${label}: exit code (stderr: ${r.stderr})`);
+    check?.(r, kinds(), k0);
+    t.is(treeState(gitDir), before, `after ${label}`);
   }
   // The user's index still holds their staged change, and HEAD did not move.
   t.is(sh(box, ['diff', '--cached', '--name-only']).stdout.trim(), 'src/app.js');
@@ -70,6 +176,7 @@ test("inherited GIT_DIR and GIT_INDEX_FILE (running inside a user's git hook) ar
   const box = userRepo();
   const gitDir = path.join(box.ws, '.git');
   const before = treeState(gitDir);
+  const objectsBefore = sh(box, ['count-objects', '-v']).stdout;
   const hookEnv = {
     GIT_DIR: gitDir,
     GIT_INDEX_FILE: path.join(gitDir, 'index'),
@@ -78,12 +185,19 @@ test("inherited GIT_DIR and GIT_INDEX_FILE (running inside a user's git hook) ar
   };
   const r = await ckpt(box, ['snapshot', '--json'], { env: hookEnv });
   t.is(r.code, 0, r.stderr);
-  t.true(JSON.parse(r.stdout).created);
+  const made = JSON.parse(r.stdout);
+  t.true(made.created);
   t.is(treeState(gitDir), before);
-  const objects = sh(box, ['count-objects', '-v']).stdout;
+  // Not one object was added to the user's repository: the checkpoint lives in the shadow one only.
+  t.is(sh(box, ['count-objects', '-v']).stdout, objectsBefore);
+  t.not(sh(box, ['cat-file', '-e', made.id], { allowFail: true }).status, 0, "the checkpoint commit is not in the user's .git");
+  t.is(shadowGit(box, ['cat-file', '-t', made.id]).trim(), 'commit');
+  // The shadow repository is outside the workspace (so no git command of the user's ever sees it).
   const shadow = path.join(storeDir(box), 'git');
-  t.not(shadow, gitDir);
-  t.regex(objects, /count: \d+/);
+  t.true(path.relative(box.ws, shadow).startsWith(`..${path.sep}`), shadow);
+  // And it captured the workspace as it is on disk, not the user's index (src/app.js staged as 2, README.md unstaged).
+  t.is(storedBytes(box, made.id, 'README.md').toString(), 'hello, world\n');
+  t.is(storedBytes(box, made.id, 'notes.txt').toString(), 'untracked\n');
 });
 
 test('the filesystem root and the home directory are refused as workspaces', async (t) => {
@@ -124,11 +238,16 @@ test('bad addresses and smuggled options give one-line errors and exit 1; usage 
   t.is(ok.id, one.id);
   const prefix = await ckptJson(box, ['show', two.id.slice(0, 6).toUpperCase()]);
   t.is(prefix.id, two.id);
-  for (const args of [['frobnicate'], ['log', '--bogus'], ['log', '-n', 'x'], []]) {
+  for (const args of [['frobnicate'], ['log', '--bogus'], ['log', '-n', 'x']]) {
     const r = await ckpt(box, args);
     t.is(r.code, 2, args.join(' '));
     t.regex(r.stderr, /^git-ckpt: /);
   }
+  // A bare `git ckpt` prints the usage on stderr and exits 1, as git does.
+  const bare = await ckpt(box, []);
+  t.is(bare.code, 1);
+  t.regex(bare.stderr, /^git ckpt .*<command>/);
+  t.is(bare.stdout, '');
 });
 
 test('an ambiguous prefix fails with the number of matches, never the first one', async (t) => {
@@ -228,4 +347,28 @@ test('the runner strips inherited GIT_* variables and never reads system config'
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);
   }
+});
+
+// KNOWN GAP (lib change needed, see the report): Workspace.open({ env }) reads settings from the
+// injected HOME, but the runner's git children still inherit the process's HOME and
+// XDG_CONFIG_HOME, so git's default global ignore file (~/.config/git/ignore, read even with
+// GIT_CONFIG_GLOBAL=/dev/null) comes from the developer's real home in in-process tests.
+// The process here gets a home of its own whose ignore file hides `leak-*.txt`; the injected one
+// has none, so the file must be captured. `test.failing` passes while the gap is there.
+test.failing("a library caller's injected HOME also decides git's global ignore file", async (t) => {
+  const box = sandbox();
+  const processHome = path.join(box.base, 'process-home');
+  mkdirSync(path.join(processHome, '.config', 'git'), { recursive: true });
+  writeFileSync(path.join(processHome, '.config', 'git', 'ignore'), 'leak-*.txt\n');
+  write(box, 'leak-a.txt', 'captured?\n');
+  const script = `
+    const { Workspace } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'lib', 'index.js'))});
+    const r = await Workspace.open(${JSON.stringify(box.ws)}, { env: JSON.parse(process.argv[1]) }).snapshot();
+    process.stdout.write(r.id);`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(box.env)], {
+    env: { ...box.env, HOME: processHome, XDG_CONFIG_HOME: path.join(processHome, '.config') },
+    encoding: 'utf8',
+  });
+  t.is(r.status, 0, r.stderr);
+  t.true(shadowGit(box, ['ls-tree', '--name-only', r.stdout]).split('\n').includes('leak-a.txt'));
 });

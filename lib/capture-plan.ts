@@ -14,6 +14,8 @@ export interface ScanResult {
   untracked: string[];
   /** Untracked directories holding no tracked file (directory mode only), as `dir/`. */
   newDirs: string[];
+  /** Directories with tracked files that are repositories of their own now, with those files. */
+  nestedRepos?: { root: string; tracked: string[] }[];
 }
 
 /** Pure: parse `git ls-files -z -t -m -d -o [--directory]` output. */
@@ -31,7 +33,7 @@ export function parseScan(entries: string[]): ScanResult {
     else if (tag === '?') (p.endsWith('/') ? newDirs : untracked).push(p);
   }
   for (const p of deleted) modified.delete(p);
-  return { modified: [...modified], deleted: [...deleted], untracked, newDirs };
+  return { modified: [...modified], deleted: [...deleted], untracked, newDirs, nestedRepos: [] };
 }
 
 export interface PathFacts {
@@ -101,7 +103,18 @@ export function planCapture(
     for (const p of files) candidates.push({ path: p, tracked: false });
   }
 
+  // A captured directory that became a repository of its own: its files leave the index, and
+  // the repository is recorded as git records one (a gitlink), never entered again.
+  const inNested = new Set<string>();
+  for (const { root, tracked } of scan.nestedRepos ?? []) {
+    stage.push(`${root}/`);
+    for (const p of tracked) {
+      forceRemove.push(p);
+      inNested.add(p);
+    }
+  }
   for (const { path: p, tracked } of candidates) {
+    if (inNested.has(p)) continue;
     if (p.endsWith('/')) {
       stage.push(p); // an embedded repository: git records its HEAD as a gitlink
       continue;
@@ -138,6 +151,7 @@ export function planCapture(
     }
   }
   for (const p of scan.deleted) {
+    if (inNested.has(p)) continue;
     const kind = facts.get(p)?.kind;
     if (kind === 'dir' || kind === 'beyond-symlink') forceRemove.push(p);
     else stage.push(p);

@@ -17,6 +17,8 @@ export interface StoreContext {
    * store stays byte-identical (restore --dry-run). Captures never commit there (see captureTree).
    */
   scratch?: { indexFile: string; objectDir: string };
+  /** The environment the workspace was opened with: git children start from it (HOME decides git's own global ignore and attributes files). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A git call against the store, with the context's work tree and index. */
@@ -27,13 +29,7 @@ export function gitCall(ctx: StoreContext, call: GitCall): GitCall {
     indexFile: ctx.scratch?.indexFile ?? ctx.paths.indexFile,
     scratchObjectDir: ctx.scratch?.objectDir,
     cwd: ctx.location.root,
+    baseEnv: ctx.env,
     ...call,
   };
 }
-
-/**
- * A snapshot's time budget. It runs out only once the snapshot has made
- * progress (`arm()`, called after its first batch is staged): a scan that
- * alone outlasts the budget still hashes one batch, so repeated runs on a
- * huge workspace or a slow disk always converge. An outer abort is immediate.
- */

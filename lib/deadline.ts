@@ -1,5 +1,11 @@
 import { CkptError } from './errors.js';
 
+/**
+ * A snapshot's time budget. It runs out only once the snapshot has made
+ * progress (`arm()`, called after its first batch is staged): a scan that
+ * alone outlasts the budget still hashes one batch, so repeated runs on a
+ * huge workspace or a slow disk always converge. An outer abort is immediate.
+ */
 export class Deadline {
   readonly controller = new AbortController();
   private timer?: NodeJS.Timeout;

@@ -38,7 +38,7 @@ export function maybeStartBackgroundGc(ctx: StoreContext): void {
     if (plan.drop.length === 0 && bytes <= settings.maxBytes) return;
     const cli = cliEntry();
     // The store root is passed on: a library caller may have opened the workspace with its own.
-    const env = { ...process.env, GIT_CKPT_HOME: path.dirname(ctx.paths.dir) };
+    const env = { ...(ctx.env ?? process.env), GIT_CKPT_HOME: path.dirname(ctx.paths.dir) };
     const child = spawn(process.execPath, [cli, '-C', ctx.location.root, 'gc', '--auto'], { detached: true, stdio: 'ignore', env });
     child.on('error', () => undefined);
     child.unref();

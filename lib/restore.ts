@@ -14,7 +14,7 @@
  * A kill at any moment leaves either no journal (nothing written yet, or all
  * done and recorded) or a journal that --continue and --abort complete exactly.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyEntries, randomTag, removeTmpFiles, type ApplyEntry, type ApplyFailure } from './apply.js';
@@ -120,6 +120,10 @@ async function captureLive(ctx: StoreContext, dryRun: boolean, message: string):
     const indexFile = path.join(scratchDir, 'index');
     try {
       copyFileSync(ctx.paths.indexFile, indexFile);
+      // git re-reads entries as new as the index itself (racily clean ones): keep the original's
+      // mtime, or a copy made now would hide a same-size edit made in the same second.
+      const st = statSync(ctx.paths.indexFile);
+      utimesSync(indexFile, st.atime, st.mtime);
     } catch {
       /* no index yet: the capture rebuilds one from the latest tree */
     }

@@ -72,6 +72,8 @@ export interface GitCall {
   userConfig?: boolean;
   /** Extra environment (author identity for commit-tree). Keys must not start with GIT_ unless listed. */
   env?: Record<string, string>;
+  /** The environment to start from instead of the process's (a library caller's, with its HOME). */
+  baseEnv?: NodeJS.ProcessEnv;
   /** Exit codes other than 0 that are answers, not failures (e.g. 1 for `config --get` misses). */
   okCodes?: number[];
   signal?: AbortSignal;
@@ -146,7 +148,7 @@ export function buildArgv(call: GitCall): string[] {
 /** @public (tests use it) */
 export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
+  for (const [key, value] of Object.entries(call.baseEnv ?? process.env)) {
     if (!key.startsWith('GIT_')) env[key] = value;
   }
   env.GIT_CONFIG_NOSYSTEM = '1';

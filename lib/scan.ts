@@ -3,7 +3,7 @@
  * against the shadow index (the stat pass), the files of new directories, the
  * lstat facts of every candidate, and the exclude file the scan honours.
  */
-import { lstatSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parentDirs, parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
@@ -47,7 +47,39 @@ export async function scanWorkspace(ctx: StoreContext, directoryMode: boolean, s
   const args = ['-z', '-t', '-m', '-d', '-o', '--exclude-standard'];
   if (directoryMode) args.push('--directory', '--no-empty-directory');
   const { stdout } = await git(gitCall(ctx, { verb: 'ls-files', args, signal }));
-  return parseScan(splitZ(stdout));
+  const scan = parseScan(splitZ(stdout));
+  scan.nestedRepos = await nestedRepos(ctx, [...scan.modified, ...scan.deleted], signal);
+  return scan;
+}
+
+/**
+ * Directories above changed tracked files that hold a `.git` of their own now
+ * (a folder turned into a repository after it was captured), with every file
+ * the index still tracks below them. Only ancestors of changed paths are
+ * looked at, each once.
+ */
+async function nestedRepos(ctx: StoreContext, changed: string[], signal: AbortSignal): Promise<{ root: string; tracked: string[] }[]> {
+  const checked = new Map<string, boolean>();
+  const roots = new Set<string>();
+  for (const p of changed) {
+    for (const dir of parentDirs(p)) {
+      let repo = checked.get(dir);
+      if (repo === undefined) {
+        repo = existsSync(path.join(ctx.location.root, dir, '.git'));
+        checked.set(dir, repo);
+      }
+      if (repo) {
+        roots.add(dir);
+        break; // the outermost one: everything below it belongs to it
+      }
+    }
+  }
+  const out: { root: string; tracked: string[] }[] = [];
+  for (const root of roots) {
+    const { stdout } = await git(gitCall(ctx, { verb: 'ls-files', args: ['-z'], paths: [`${root}/`], signal }));
+    out.push({ root, tracked: splitZ(stdout) });
+  }
+  return out;
 }
 
 /**

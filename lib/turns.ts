@@ -43,7 +43,7 @@ export interface SessionState {
 }
 
 /** A tool call as the state remembers it, to record its post for it. */
-export interface OpenCall {
+interface OpenCall {
   callId: string;
   tool: string | null;
   input: string | null;

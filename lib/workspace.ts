@@ -185,7 +185,7 @@ export class Workspace {
     // Only the user's options reach the engine: its internal capture modes are not part of this face.
     const { message, session, turn, step, tool, timeBudgetMs, onProgress, signal } = request;
     const options: SnapshotOptions = { message, session, turn, step, tool, kind, timeBudgetMs, onProgress, signal };
-    return this.exclusive((paths, settings) => snapshotLocked({ location: this.location, paths, settings }, options), signal);
+    return this.exclusive((paths, settings) => snapshotLocked(this.context(paths, settings), options), signal);
   }
 
   /**
@@ -197,8 +197,8 @@ export class Workspace {
     return this.exclusive((paths, settings) => fn(this.context(paths, settings)), options.signal, options.lockTimeoutMs);
   }
 
-  private context(paths: StorePaths, settings: Settings) {
-    return { location: this.location, paths, settings };
+  private context(paths: StorePaths, settings: Settings): StoreContext {
+    return { location: this.location, paths, settings, env: this.env };
   }
 
   /** Make the workspace match a checkpoint (see restore.ts for the transaction). */

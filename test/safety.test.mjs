@@ -349,13 +349,11 @@ test('the runner strips inherited GIT_* variables and never reads system config'
   }
 });
 
-// KNOWN GAP (lib change needed, see the report): Workspace.open({ env }) reads settings from the
-// injected HOME, but the runner's git children still inherit the process's HOME and
-// XDG_CONFIG_HOME, so git's default global ignore file (~/.config/git/ignore, read even with
-// GIT_CONFIG_GLOBAL=/dev/null) comes from the developer's real home in in-process tests.
+// Workspace.open({ env }) hands its env to every git child: git's default global ignore file
+// (~/.config/git/ignore, read even with GIT_CONFIG_GLOBAL=/dev/null) comes from the injected HOME.
 // The process here gets a home of its own whose ignore file hides `leak-*.txt`; the injected one
-// has none, so the file must be captured. `test.failing` passes while the gap is there.
-test.failing("a library caller's injected HOME also decides git's global ignore file", async (t) => {
+// has none, so the file must be captured.
+test("a library caller's injected HOME also decides git's global ignore file", async (t) => {
   const box = sandbox();
   const processHome = path.join(box.base, 'process-home');
   mkdirSync(path.join(processHome, '.config', 'git'), { recursive: true });

@@ -25,6 +25,9 @@ export type Want = TreeEntry | null;
 
 export type DiskKind = 'file' | 'symlink' | 'dir' | 'missing' | 'other';
 
+/** How a blocker reads in a skip's reason. */
+const BLOCKER_WORDS: Record<DiskKind, string> = { file: 'a file', symlink: 'a symlink', dir: 'a directory', missing: 'nothing', other: 'a special file' };
+
 export interface DiskFact {
   kind: DiskKind;
   /** The first ancestor that is not a real directory (a symlink, a file …). */
@@ -149,7 +152,7 @@ function decideWrite(
   if (disk.blocker && !deleting.has(disk.blocker.path)) {
     if (disk.blocker.kind === 'symlink') return skip(`symlink in the path: ${disk.blocker.path}; nothing is written through a symlink`);
     return skip(
-      `a ${disk.blocker.kind === 'file' ? 'file' : disk.blocker.kind} is in the way: ${disk.blocker.path}${replaceCaptured ? '' : ' (--delete-new removes it if it was captured)'}`,
+      `${BLOCKER_WORDS[disk.blocker.kind]} is in the way: ${disk.blocker.path}${replaceCaptured ? '' : ' (--delete-new removes it if it was captured)'}`,
     );
   }
   if (live?.mode === GITLINK) return skip('a nested repository is in the way; its content is not captured');

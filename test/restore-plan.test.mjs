@@ -207,14 +207,13 @@ const rows = [
     expect: { action: 'skip', reason: 'a file is in the way: a' },
   },
   {
-    // The sentence reads "a other"; pinned as it is today (see the report: "a special file" would match the rest).
     rule: 'write: a special file in the way',
     path: 'fifo/b.txt',
     want: F('2'),
     live: F('1'),
     disk: { kind: 'missing', blocker: { path: 'fifo', kind: 'other' } },
     replaceCaptured: true,
-    expect: { action: 'skip', reason: 'a other is in the way: fifo', from: F('1') },
+    expect: { action: 'skip', reason: 'a special file is in the way: fifo', from: F('1') },
   },
   {
     rule: 'write: a blocker being deleted clears the way (leftover file `a`, target has `a/b.txt`)',

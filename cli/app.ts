@@ -7,25 +7,9 @@
 import yargs, { type Argv, type CommandModule } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asCkptError } from '../lib/errors.js';
-import { diffCommand } from './diff.js';
-import { initCommand } from './init.js';
-import { fsckCommand } from './fsck.js';
-import { gcCommand } from './gc.js';
-import { hookCommand } from './hook.js';
-import { storesCommand } from './stores.js';
-import { hooksCommand } from './hooks.js';
-import { logCommand } from './log.js';
-import { restoreCommand } from './restore.js';
-import { revertCommand } from './revert.js';
-import { undoCommand } from './undo.js';
-import { showCommand } from './show.js';
-import { snapshotCommand } from './snapshot.js';
-import { statusCommand } from './status.js';
 import type { GlobalArgs } from './common.js';
-import { completionCommand } from './completion.js';
 import { DESCRIPTION, referenceText } from './reference.js';
 import { finishOutput, quietOnClosedPipe, setUpOutput, type ColorMode } from './terminal.js';
-import { printVersion, versionCommand } from './version.js';
 
 /** Exit codes: 1 for an error the user can act on, 2 for usage, 3 for a bug in git-ckpt itself. */
 const EXIT_INTERNAL = 3;
@@ -61,30 +45,40 @@ function smuggledOption(message: string): string | undefined {
 /** Commands whose output pages on a terminal, as git's log, show and diff do. */
 const PAGED_COMMANDS = new Set(['log', 'show', 'diff']);
 
-const COMMANDS = [
-  initCommand,
-  snapshotCommand,
-  logCommand,
-  showCommand,
-  diffCommand,
-  statusCommand,
-  restoreCommand,
-  revertCommand,
-  undoCommand,
-  hookCommand,
-  hooksCommand,
-  gcCommand,
-  fsckCommand,
-  storesCommand,
-  versionCommand,
-  completionCommand,
-];
+type AnyCommand = CommandModule<GlobalArgs, GlobalArgs>;
+
+/**
+ * Every command, loaded on demand: a run imports and configures only the
+ * command it runs (yargs's set-up of all of them cost more than the command
+ * itself); help and the man page load them all. The order is --help's.
+ */
+const COMMANDS: Record<string, () => Promise<AnyCommand>> = {
+  init: async () => (await import('./init.js')).initCommand as AnyCommand,
+  snapshot: async () => (await import('./snapshot.js')).snapshotCommand as AnyCommand,
+  log: async () => (await import('./log.js')).logCommand as AnyCommand,
+  show: async () => (await import('./show.js')).showCommand as AnyCommand,
+  diff: async () => (await import('./diff.js')).diffCommand as AnyCommand,
+  status: async () => (await import('./status.js')).statusCommand as AnyCommand,
+  restore: async () => (await import('./restore.js')).restoreCommand as AnyCommand,
+  revert: async () => (await import('./revert.js')).revertCommand as AnyCommand,
+  undo: async () => (await import('./undo.js')).undoCommand as AnyCommand,
+  hook: async () => (await import('./hook.js')).hookCommand as AnyCommand,
+  hooks: async () => (await import('./hooks.js')).hooksCommand as AnyCommand,
+  gc: async () => (await import('./gc.js')).gcCommand as AnyCommand,
+  fsck: async () => (await import('./fsck.js')).fsckCommand as AnyCommand,
+  stores: async () => (await import('./stores.js')).storesCommand as AnyCommand,
+  version: async () => (await import('./version.js')).versionCommand as AnyCommand,
+  completion: async () => (await import('./completion.js')).completionCommand as AnyCommand,
+};
 
 /** Every command's name, in the order --help lists them. */
-export const COMMAND_NAMES = COMMANDS.map((c) => String(c.command).split(' ')[0]!);
+export const COMMAND_NAMES = Object.keys(COMMANDS);
 
 /** The yargs application for these arguments (the man page and completion build it too). */
-export function buildCli(args: string[]): Argv<GlobalArgs> {
+export async function buildCli(args: string[]): Promise<Argv<GlobalArgs>> {
+  const named = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-C');
+  const wanted = named !== undefined && named in COMMANDS && !args.includes('--help') && !args.includes('-h') ? [named] : COMMAND_NAMES;
+  const modules = await Promise.all(wanted.map((name) => COMMANDS[name]!()));
   let cli = yargs(args)
     .scriptName('git ckpt')
     // Messages (and so the smuggled-option check below) must not depend on LANG: git-ckpt speaks English.
@@ -92,7 +86,7 @@ export function buildCli(args: string[]): Argv<GlobalArgs> {
     .usage(`$0 [-C <path>] [-p | --no-pager] [--color[=<when>]] <command> [<args>]\n\n${DESCRIPTION}`)
     .option('C', { type: 'string', describe: 'run as if started in <path> (repeatable, like git -C)', global: true, requiresArg: true })
     .option('color', { type: 'string', describe: 'colour: auto, always or never', global: true }) as unknown as Argv<GlobalArgs>;
-  for (const command of COMMANDS) cli = cli.command(command as CommandModule<GlobalArgs, GlobalArgs>);
+  for (const command of modules) cli = cli.command(command);
   return cli
     .strict()
     .parserConfiguration({ 'populate--': true })
@@ -130,10 +124,11 @@ async function main(): Promise<void> {
   const command = rest.find((a, i) => !a.startsWith('-') && rest[i - 1] !== '-C');
   // A bare `git ckpt` prints the usage on stderr and exits 1, as git does; `help <command>` is `<command> --help`.
   if (command === undefined && !rest.some((a) => ['-h', '--help', '--version'].includes(a))) {
-    process.stderr.write(`${await buildCli([]).getHelp()}\n`);
+    process.stderr.write(`${await (await buildCli([])).getHelp()}\n`);
     process.exit(1);
   }
-  if (rest.includes('--version') && (command === undefined || command === 'version')) return printVersion(rest.includes('--json'));
+  if (rest.includes('--version') && (command === undefined || command === 'version'))
+    return (await import('./version.js')).printVersion(rest.includes('--json'));
   const args = command === 'help' ? [...rest.filter((a) => a !== 'help'), '--help'] : rest;
   const colorArg = rest.find((a) => a.startsWith('--color'));
   const color = colorArg === undefined ? undefined : colorArg === '--color' ? 'always' : colorArg.slice('--color='.length);
@@ -144,7 +139,7 @@ async function main(): Promise<void> {
     color: color as ColorMode | undefined,
     cwd: process.cwd(),
   });
-  const cli = buildCli(args).fail((message, error) => {
+  const cli = (await buildCli(args)).fail((message, error) => {
     if (error) throw error;
     const smuggled = smuggledOption(message ?? '');
     if (smuggled) fail(`not a checkpoint address: ${JSON.stringify(smuggled)} (looks like an option)`, 1, 'bad-address');

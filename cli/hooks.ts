@@ -11,6 +11,7 @@ import {
   type Scope,
 } from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/locate.js';
+import { Workspace } from '../lib/workspace.js';
 import { printJson, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 
@@ -83,8 +84,15 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
     );
     const verdicts =
       argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
+    // The first snapshot of a large workspace takes a while: it starts now, in the background.
+    const baseline =
+      argv.action === 'install' && scope === 'project' && results.some((r) => r.changed)
+        ? await Workspace.open(root).startBaseline()
+        : false;
     if (argv.json) {
-      printJson(results.map((r, i) => (verdicts[i] ? { ...r, verdict: verdicts[i] } : r)));
+      printJson(
+        results.map((r, i) => ({ ...r, ...(verdicts[i] ? { verdict: verdicts[i] } : {}), ...(baseline ? { baseline: true } : {}) })),
+      );
       return;
     }
     for (const [i, r] of results.entries()) {
@@ -100,5 +108,6 @@ export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
       const verdict = verdicts[i];
       if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);
     }
+    if (baseline) process.stdout.write('the first snapshot is being taken in the background (git ckpt status shows its progress)\n');
   },
 };

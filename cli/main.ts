@@ -15,6 +15,9 @@ if (args[0] === 'hook') {
     hook = await import('./hook.js'); // a build without the bundle (tsc alone)
   }
   await hook.runHookCommand(args.slice(1));
+} else if ((args[0] === '--version' || args[0] === 'version') && args.slice(1).every((a) => a === '--json')) {
+  // A version check (scripts, installers) starts like `node -e 0` plus one `git version`: no yargs.
+  await (await import('./version.js')).printVersion(args.includes('--json'));
 } else if (args[0] === '__complete') {
   // Every <TAB> runs this: no yargs, just the build-time command table and the ledger.
   await (await import('./completion.js')).runComplete(args.slice(1));

@@ -17,7 +17,7 @@ interface SnapshotArgs extends GlobalArgs {
 }
 
 /** Progress on stderr: always for a first snapshot, otherwise on a TTY once a capture passes a second. */
-function progressReporter(): (p: SnapshotProgress) => void {
+export function progressReporter(): (p: SnapshotProgress) => void {
   let last = 0;
   return (p) => {
     if (!p.first && !(process.stderr.isTTY && p.elapsedMs > 1000)) return;
@@ -29,7 +29,7 @@ function progressReporter(): (p: SnapshotProgress) => void {
   };
 }
 
-function reportSnapshot(result: SnapshotResult, json: boolean | undefined): void {
+export function reportSnapshot(result: SnapshotResult, json: boolean | undefined): void {
   if (json) {
     printJson({
       created: result.created,

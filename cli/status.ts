@@ -27,6 +27,11 @@ export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
       `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
       `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
     ];
+    if (report.baseline) {
+      const b = report.baseline;
+      const progress = b.total ? `${b.hashed} of ${b.total} files hashed` : 'scanning';
+      lines.push(`first snapshot: in the background, ${progress} (started ${relativeAge(b.started)}); hooks skip until it is done`);
+    }
     lines.push(...skippedLines({ skipped: report.uncaptured, skippedCount: report.uncapturedCount }));
     const interrupted = report.interrupted;
     if (interrupted && 'error' in interrupted) lines.push(`interrupted: ${interrupted.error}`);

@@ -4,7 +4,7 @@
  * only the neutral output it requires, and every problem goes to `hook.log` in
  * the store (or, without a store, next to the store root).
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Workspace } from './workspace.js';
@@ -13,8 +13,10 @@ import { hookMessage, kindForPhase, neutralOutput, parseHookPayload, promptTitle
 import { updateSessionState } from './sessions.js';
 import { snapshotLocked, type SnapshotResult } from './snapshot.js';
 import { numberEvent, titleRecorded, type Numbering } from './turns.js';
-import { storePaths, storeRoot } from './store.js';
+import { storePaths, storeRoot, type StorePaths } from './store.js';
+import { DEFAULT_SETTINGS } from './settings.js';
 import { callFailure } from './transcript.js';
+import { noCheckpointYet, runningBaseline } from './baseline.js';
 import { unsafePathReason } from './paths.js';
 
 export interface HookRun {
@@ -76,6 +78,8 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
   adopted?: string;
   /** This post's changes were already taken by a later hook. */
   taken?: boolean;
+  /** What is not captured now, when that differs from what was last logged. */
+  skipNote?: string;
 };
 
 /**
@@ -95,7 +99,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       const numbered: Numbering | null =
         event.session === null
           ? null
-          : updateSessionState(ctx.paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
+          : await updateSessionState(ctx.paths.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
       const turn = numbered?.turn ?? null;
       const step = numbered?.step ?? null;
       if (numbered?.duplicate) return { ...nothing, duplicate: true, turn, step };
@@ -105,7 +109,15 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       // The previous call's post has not come (it runs in the background, or was killed): what changed is its.
       const adopt = numbered?.adopt;
       let adopted: SnapshotResult | undefined;
+      // The turn's title goes on its first checkpoint: the adopted call's, when that is in this turn.
+      let prompt = numbered?.title ?? undefined;
       if (adopt && event.session !== null) {
+        const adoptedPrompt = adopt.turn === turn ? prompt : undefined;
+        // Codex writes a failed command's exit code only to its transcript.
+        const failure =
+          event.agent === 'codex' && adopt.transcript && path.isAbsolute(adopt.transcript)
+            ? callFailure(adopt.transcript, adopt.callId)
+            : null;
         const what = adopt.tool ? `${adopt.tool}${adopt.input ? `: ${adopt.input}` : ''}` : 'post';
         adopted = await snapshotLocked(ctx, {
           kind: 'post',
@@ -120,14 +132,21 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
             call: adopt.callId,
             input: adopt.input ?? undefined,
             agentTurn: adopt.agentTurn ?? undefined,
+            transcript: adopt.transcript ?? undefined,
+            subagent: adopt.subagent ?? undefined,
+            prompt: adoptedPrompt,
+            ...(failure ? { failed: true, error: failure } : {}),
           },
           holdPaths: numbered?.hold,
           timeBudgetMs: budget,
         });
+        if (adopted.created && adoptedPrompt !== undefined) {
+          await updateSessionState(ctx.paths.dir, event.session, (state) => ({ state: titleRecorded(state, adopt.turn) }));
+          prompt = undefined;
+        }
       }
       const remaining = Math.max(1, left());
       if (numbered?.defer) return { ...nothing, deferred: true, turn, step, ...(adopted?.created ? { adopted: adopted.id } : {}) };
-      const prompt = numbered?.title ?? undefined;
       const result = await snapshotLocked(ctx, {
         kind: kindForPhase(event.phase),
         message: hookMessage(event),
@@ -150,12 +169,30 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
         timeBudgetMs: remaining,
       });
       if (result.created && prompt !== undefined && turn !== null && event.session !== null) {
-        updateSessionState(ctx.paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
+        await updateSessionState(ctx.paths.dir, event.session, (state) => ({ state: titleRecorded(state, turn) }));
       }
-      return { ...result, turn, step, ...(adopted?.created ? { adopted: adopted.id } : {}) };
+      // The same files stay uncaptured on every later call: a note only when that list changes (under the lock, so
+      // two hooks at once do not both log it).
+      const skips = result.skippedCount
+        ? `${result.skippedCount} path(s) not captured: ${result.skipped
+            .slice(0, 5)
+            .map((s) => `${s.path} (${s.reason})`)
+            .join(', ')}`
+        : '';
+      const skipNote = changedSkipNote(ctx.paths.hookSkips, skips) && skips ? skips : undefined;
+      return { ...result, turn, step, ...(adopted?.created ? { adopted: adopted.id } : {}), ...(skipNote ? { skipNote } : {}) };
     },
     { lockTimeoutMs: Math.max(1, left()) },
   );
+}
+
+/** Number an event without a checkpoint (the first snapshot holds the workspace lock meanwhile). */
+async function numberOnly(ws: Workspace, store: StorePaths, event: HookEvent): Promise<Numbering | undefined> {
+  if (event.session === null) return undefined;
+  // Settings without the lock: from their cache once the shadow repository exists, else the defaults.
+  const settings = existsSync(path.join(store.gitDir, 'HEAD')) ? await ws.settings() : DEFAULT_SETTINGS;
+  const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
+  return updateSessionState(store.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
 }
 
 export async function runHook(agentArg: string, phaseArg: string, payload: string, options: HookOptions): Promise<HookRun> {
@@ -179,28 +216,35 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     event.targetPath = event.targetPath ? workspaceRelative(ws.root, event.cwd ?? ws.root, event.targetPath) : null;
     const store = storePaths(ws.storeDirPath());
     logFile = store.hookLog;
-    if (
-      event.agent === 'codex' &&
-      event.phase === 'post' &&
-      !event.failed &&
-      event.callId &&
-      event.transcript &&
-      path.isAbsolute(event.transcript)
-    ) {
-      const failure = callFailure(event.transcript, event.callId);
-      if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
+    // The first snapshot of a large workspace takes longer than a hook may wait: it runs in the
+    // background, and captures the state this hook would have; the hook returns at once.
+    const baseline = runningBaseline(store)
+      ? 'the first snapshot is still being taken in the background; it captures this state'
+      : event.phase === 'session-start' && noCheckpointYet(store) && (await ws.startBaseline())
+        ? 'no checkpoint yet: the first snapshot started in the background'
+        : undefined;
+    if (baseline) {
+      note(baseline);
+      // Turns and steps are still counted: the numbers must not shift because this event took no checkpoint.
+      const numbered = await numberOnly(ws, store, event);
+      numbering = { baseline: true, turn: numbered?.turn ?? null, step: numbered?.step ?? null };
+    } else {
+      if (
+        event.agent === 'codex' &&
+        event.phase === 'post' &&
+        !event.failed &&
+        event.callId &&
+        event.transcript &&
+        path.isAbsolute(event.transcript)
+      ) {
+        const failure = callFailure(event.transcript, event.callId);
+        if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
+      }
+      const result = await recordHookEvent(ws, event, options.startedAt);
+      if (result.created) created = result.id;
+      numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
+      if (result.skipNote) note(`${result.skipNote} (git ckpt status lists them)`);
     }
-    const result = await recordHookEvent(ws, event, options.startedAt);
-    if (result.created) created = result.id;
-    numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
-    const skips = result.skippedCount
-      ? `${result.skippedCount} path(s) not captured: ${result.skipped
-          .slice(0, 5)
-          .map((s) => `${s.path} (${s.reason})`)
-          .join(', ')}`
-      : '';
-    // The same files stay uncaptured on every later call: log a change in that list, not each repeat.
-    if (changedSkipNote(store.hookSkips, skips) && skips) note(`${skips} (git ckpt status lists them)`);
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }

@@ -45,7 +45,7 @@ interface AgentSpec {
    */
   toolMatcher?: string;
   events: EventWiring[];
-  handler(command: string, phase: Phase): Record<string, unknown>;
+  handler(command: string, phase: Phase, event: string): Record<string, unknown>;
   /** Where the command string lives in a handler. */
   commandKey: string;
 }
@@ -116,7 +116,13 @@ function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatche
     // Post hooks run in the background (`async`): the agent waits only for the pre hook. The next
     // pre, the prompt and the turn's end are synchronous and take a post that has not come yet as
     // that call's (turns.ts), so a post killed at the session's end loses nothing.
-    handler: (command, phase) => ({ type: 'command', command, timeout: TIMEOUT_S, ...(phase === 'post' ? { async: true } : {}) }),
+    // A failed call's post stays synchronous: its error is recorded on its own checkpoint, before the turn ends.
+    handler: (command, _phase, event) => ({
+      type: 'command',
+      command,
+      timeout: TIMEOUT_S,
+      ...(event === 'PostToolUse' ? { async: true } : {}),
+    }),
     commandKey: 'command',
   };
 }
@@ -252,7 +258,7 @@ export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Js
 }
 
 function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): unknown {
-  const handler = spec.handler(command, wiring.phase);
+  const handler = spec.handler(command, wiring.phase, wiring.event);
   if (spec.layout === 'flat') return handler;
   return wiring.tools ? { matcher: spec.toolMatcher ?? '*', hooks: [handler] } : { hooks: [handler] };
 }

@@ -74,7 +74,7 @@ function parseOwner(text: string): LockOwner | undefined {
   return undefined;
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -26,7 +26,13 @@ export type Want = TreeEntry | null;
 export type DiskKind = 'file' | 'symlink' | 'dir' | 'missing' | 'other';
 
 /** How a blocker reads in a skip's reason. */
-const BLOCKER_WORDS: Record<DiskKind, string> = { file: 'a file', symlink: 'a symlink', dir: 'a directory', missing: 'nothing', other: 'a special file' };
+const BLOCKER_WORDS: Record<DiskKind, string> = {
+  file: 'a file',
+  symlink: 'a symlink',
+  dir: 'a directory',
+  missing: 'nothing',
+  other: 'a special file',
+};
 
 export interface DiskFact {
   kind: DiskKind;

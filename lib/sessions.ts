@@ -4,6 +4,7 @@
  * workspace lock. Only the most recent sessions are kept.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { withLock } from './lock.js';
 import { storePaths } from './store.js';
 import { emptySessionState, reviveSessionState, type SessionState } from './turns.js';
 
@@ -25,12 +26,24 @@ function readTable(storeDir: string): SessionTable {
   return {};
 }
 
-/** Apply `update` to one session's state and persist it; the caller holds the workspace lock. */
-export function updateSessionState<T extends { state: SessionState }>(
+/**
+ * Apply `update` to one session's state and persist it, under the state's own
+ * lock: hooks number their events even while the first snapshot holds the
+ * workspace lock for a long time (see baseline.ts). The workspace lock, when
+ * held, is always taken first.
+ */
+export async function updateSessionState<T extends { state: SessionState }>(
   storeDir: string,
   session: string,
   update: (state: SessionState) => T,
-): T {
+): Promise<T> {
+  return withLock(storePaths(storeDir).sessionsLock, SESSIONS_LOCK_TIMEOUT_MS, async () => updateLocked(storeDir, session, update));
+}
+
+/** How long a hook waits for another one's few milliseconds of numbering. */
+const SESSIONS_LOCK_TIMEOUT_MS = 5000;
+
+function updateLocked<T extends { state: SessionState }>(storeDir: string, session: string, update: (state: SessionState) => T): T {
   const table = readTable(storeDir) as Record<string, unknown>;
   const result = update(reviveSessionState(table[session]) ?? emptySessionState());
   // Re-insert at the end: key order is recency, and the oldest sessions are dropped.

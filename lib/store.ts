@@ -50,14 +50,17 @@ export interface StorePaths {
   config: string;
   /** The journal of a restore, revert or undo in progress. */
   journal: string;
-  /** Per agent session: turn and step counters, open subagent calls, the turn's title. */
+  /** Per agent session: turn and step counters, open subagent calls, the turn's title; and its own lock. */
   sessions: string;
+  sessionsLock: string;
   /** Loose-object estimate and checkpoints since the last gc. */
   packState: string;
   /** Caches, each keyed by the stat data of what it was computed from. */
   indexStamp: string;
   probeCache: string;
   settingsCache: string;
+  /** The first snapshot taken in the background: its process and progress, while it runs. */
+  baseline: string;
   /** What hooks could not do, and the last "not captured" note (logged only when it changes). */
   hookLog: string;
   hookSkips: string;
@@ -103,10 +106,12 @@ export function storePaths(dir: string): StorePaths {
     config: path.join(dir, 'config'),
     journal: path.join(dir, 'journal.json'),
     sessions: path.join(dir, 'sessions.json'),
+    sessionsLock: path.join(dir, 'sessions.lock'),
     packState: path.join(dir, 'pack-state.json'),
     indexStamp: path.join(dir, 'index.stamp'),
     probeCache: path.join(dir, 'probe.json'),
     settingsCache: path.join(dir, 'settings.cache'),
+    baseline: path.join(dir, 'baseline.json'),
     hookLog: path.join(dir, 'hook.log'),
     hookSkips: path.join(dir, 'hook.skips'),
     excludeFile: path.join(gitDir, 'info', 'exclude'),

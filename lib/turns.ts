@@ -28,7 +28,7 @@ export interface SessionState {
   /** A pre without an id is waiting for its post (agents without tool-call ids). */
   preOpen: boolean;
   /** Subagent tool calls whose post has not come yet: when their pre came, and the file a file tool writes. */
-  running: Record<string, { since: number; path: string | null }>;
+  running: Record<string, { since: number; path: string | null; call?: OpenCall }>;
   /** The current turn's title, until a checkpoint carries it. */
   title: string | null;
   /**
@@ -50,9 +50,12 @@ interface OpenCall {
   turn: number;
   step: number | null;
   agentTurn: string | null;
+  transcript?: string | null;
+  subagent?: { id: string; type: string | null } | null;
 }
 
 export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey' | 'callId' | 'injected' | 'subagent' | 'eventTime'> & {
+  transcript?: string | null;
   tool?: string | null;
   input?: string | null;
   /** The workspace-relative file a file tool writes, when it is one. */
@@ -145,7 +148,12 @@ function reviveRunning(value: unknown): SessionState['running'] {
     if (typeof v === 'number') out[id] = { since: v, path: null };
     else if (v && typeof v === 'object' && Number.isFinite((v as { since?: unknown }).since)) {
       const p = (v as { path?: unknown }).path;
-      out[id] = { since: (v as { since: number }).since, path: typeof p === 'string' ? p : null };
+      const call = (v as { call?: OpenCall }).call;
+      out[id] = {
+        since: (v as { since: number }).since,
+        path: typeof p === 'string' ? p : null,
+        ...(call && typeof call.callId === 'string' ? { call } : {}),
+      };
     }
   }
   return out;
@@ -242,8 +250,19 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     }
     if (turn === next.turn) next.preOpen = event.callId === null && event.phase === 'pre';
     if (event.callId !== null && event.subagent) {
-      if (event.phase === 'pre') next.running[event.callId] = { since: now, path: event.targetPath ?? null };
-      else delete next.running[event.callId];
+      if (event.phase === 'pre') {
+        const call = {
+          callId: event.callId,
+          tool: event.tool ?? null,
+          input: event.input ?? null,
+          turn,
+          step,
+          agentTurn: event.turnKey,
+          transcript: event.transcript ?? null,
+          subagent: event.subagent,
+        };
+        next.running[event.callId] = { since: now, path: event.targetPath ?? null, call };
+      } else delete next.running[event.callId];
     } else if (event.callId !== null && event.phase === 'post') delete next.running[event.callId];
   }
   for (const [id, call] of Object.entries(next.running)) if (now - call.since > RUNNING_STALE_MS) delete next.running[id];
@@ -265,9 +284,28 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     next.adopted = [...next.adopted, adopt.callId].slice(-SEEN_KEPT);
     next.open = null;
   }
+  // A subagent's end closes its call still open the same way (its post runs in the background too).
+  if (!adopt && event.phase === 'subagent-end' && event.subagent) {
+    const mine = Object.entries(next.running)
+      .filter(([, r]) => r.call?.subagent?.id === event.subagent!.id)
+      .sort((a, b) => b[1].since - a[1].since)[0];
+    if (mine?.[1].call) {
+      adopt = mine[1].call;
+      delete next.running[mine[0]];
+      next.adopted = [...next.adopted, mine[0]].slice(-SEEN_KEPT);
+    }
+  }
   const taken = event.phase === 'post' && event.callId !== null && next.adopted.includes(event.callId) && next.open !== null;
   if (event.phase === 'pre' && mainThread && event.callId !== null && turn === next.turn) {
-    next.open = { callId: event.callId, tool: event.tool ?? null, input: event.input ?? null, turn, step, agentTurn: event.turnKey };
+    next.open = {
+      callId: event.callId,
+      tool: event.tool ?? null,
+      input: event.input ?? null,
+      turn,
+      step,
+      agentTurn: event.turnKey,
+      transcript: event.transcript ?? null,
+    };
   } else if (event.phase === 'post' && next.open?.callId === event.callId) next.open = null;
   if (event.phase === 'turn-end' && turn === next.turn) next.ended = true;
 

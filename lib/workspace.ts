@@ -9,6 +9,15 @@ import { describeMissing, resolveInView, resolveSession, type LedgerView } from 
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
+import {
+  BASELINE_HEARTBEAT_MS,
+  clearBaseline,
+  noCheckpointYet,
+  runningBaseline,
+  startBaseline,
+  writeBaseline,
+  type BaselineState,
+} from './baseline.js';
 import { asCkptError, CkptError } from './errors.js';
 import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
@@ -75,6 +84,8 @@ export interface StatusReport {
   latest: CheckpointRecord | null;
   /** Whether the workspace differs from the latest checkpoint (null when there is none). */
   dirty: boolean | null;
+  /** The first snapshot still being taken in the background, with its progress. */
+  baseline: BaselineState | null;
   /** What the workspace holds now that no checkpoint captures (too large, secret …), first SKIPPED_KEPT of them. */
   uncaptured: SkippedPath[];
   uncapturedCount: number;
@@ -186,6 +197,57 @@ export class Workspace {
     const { message, session, turn, step, tool, timeBudgetMs, onProgress, signal } = request;
     const options: SnapshotOptions = { message, session, turn, step, tool, kind, timeBudgetMs, onProgress, signal };
     return this.exclusive((paths, settings) => snapshotLocked(this.context(paths, settings), options), signal);
+  }
+
+  /**
+   * Start the first snapshot in the background when the workspace has none
+   * (`hooks install` does, so the agent's first tool call has a checkpoint to
+   * rewind to). Returns whether one was started.
+   */
+  async startBaseline(): Promise<boolean> {
+    const paths = this.ensureStore();
+    return noCheckpointYet(paths) && startBaseline(this.location.root, paths, this.env);
+  }
+
+  /**
+   * The first snapshot, however long it takes, repeated until a pass finds
+   * nothing new (changes made while it hashed are in it too); its progress is
+   * in the store for `status` (see baseline.ts).
+   */
+  async baseline(onProgress?: SnapshotOptions['onProgress']): Promise<SnapshotResult> {
+    const started = Date.now();
+    return this.exclusive(async (paths, settings) => {
+      let latest = { hashed: 0, total: 0 };
+      writeBaseline(paths, latest, started);
+      // A heartbeat, so hooks can tell a running baseline from a dead one.
+      const beat = setInterval(() => writeBaseline(paths, latest, started), BASELINE_HEARTBEAT_MS);
+      beat.unref();
+      const progress: SnapshotOptions['onProgress'] = (p) => {
+        onProgress?.(p);
+        latest = { hashed: p.hashed, total: p.total };
+      };
+      try {
+        let result = await snapshotLocked(this.context(paths, settings), {
+          kind: 'manual',
+          message: 'initial snapshot',
+          timeBudgetMs: 0,
+          onProgress: progress,
+        });
+        for (let pass = 0; pass < 3; pass++) {
+          const again = await snapshotLocked(this.context(paths, settings), {
+            kind: 'manual',
+            message: 'initial snapshot (changes made while it ran)',
+            timeBudgetMs: 0,
+          });
+          if (!again.created) break;
+          result = again;
+        }
+        return result;
+      } finally {
+        clearInterval(beat);
+        clearBaseline(paths);
+      }
+    });
   }
 
   /**
@@ -354,7 +416,9 @@ export class Workspace {
     const latest = records.at(-1) ?? null;
     const { interruptedOperation } = await restoreModule();
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
-    const live = latest && !interrupted ? await this.captureLive() : undefined;
+    const baseline = this.storePaths ? (runningBaseline(this.storePaths) ?? null) : null;
+    // While the baseline holds the lock, comparing with the live workspace would wait for it.
+    const live = latest && !interrupted && !baseline ? await this.captureLive() : undefined;
     const dirty = live ? live.tree !== latest!.tree : latest ? true : null;
     return {
       workspace: this.location.root,
@@ -366,6 +430,7 @@ export class Workspace {
       maxBytes: this.storePaths ? (await this.settings()).maxBytes : DEFAULT_SETTINGS.maxBytes,
       latest,
       dirty,
+      baseline,
       uncaptured: live?.skipped ?? [],
       uncapturedCount: live?.skippedCount ?? 0,
       interrupted,

@@ -12,10 +12,11 @@ const { DESCRIPTION, GLOBAL_OPTIONS, REFERENCE } = await import(path.join(root, 
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
 
 /** What `git ckpt <args> --help` prints. */
-function help(args) {
+async function help(args) {
   process.stdout.columns = 80;
+  const cli = await buildCli(args);
   return new Promise((resolve) =>
-    buildCli(args)
+    cli
       .wrap(80)
       .exitProcess(false)
       .parse(args, {}, (_err, _argv, output) => resolve(output)),

@@ -55,20 +55,28 @@ const seq = (trace) => trace.map((e) => [e.phase, e.tool, e.call].filter(Boolean
 
 /** Within one turn's trace: session/turn start first, turn-end last, each call's pre before its post. */
 function checkTurnTrace(t, trace, { session, calls, source, preOnly = [] }) {
-  const s = seq(trace);
-  t.deepEqual(s.slice(0, 2), ['session-start', 'turn-start'], s.join(' '));
-  t.is(s.at(-1), 'turn-end', s.join(' '));
-  const toolEvents = s.slice(2, -1);
+  // Post hooks run detached (async): a post may come after the next event or the turn's end, and
+  // `codex exec` aborts one still running when it exits (the next synchronous hook takes its change
+  // as that call's). So every other event in order, and the posts that came, each after its pre.
+  const all = seq(trace);
+  const s = all.filter((e) => !e.startsWith('post:'));
+  t.deepEqual(s.slice(0, 2), ['session-start', 'turn-start'], all.join(' '));
+  t.is(s.at(-1), 'turn-end', all.join(' '));
   t.deepEqual(
-    [...toolEvents].sort(),
-    [
-      ...calls.flatMap(([tool, call]) => [`pre:${tool}:${call}`, `post:${tool}:${call}`]),
-      ...preOnly.map(([tool, call]) => `pre:${tool}:${call}`),
-    ].sort(),
-    s.join(' '),
+    s.slice(2, -1).sort(),
+    [...calls.map(([tool, call]) => `pre:${tool}:${call}`), ...preOnly.map(([tool, call]) => `pre:${tool}:${call}`)].sort(),
+    all.join(' '),
   );
-  for (const [tool, call] of calls)
-    t.true(toolEvents.indexOf(`pre:${tool}:${call}`) < toolEvents.indexOf(`post:${tool}:${call}`), `${call}: pre before post`);
+  const posts = all.filter((e) => e.startsWith('post:'));
+  const wanted = calls.map(([tool, call]) => `post:${tool}:${call}`);
+  t.true(
+    posts.every((p) => wanted.includes(p)),
+    all.join(' '),
+  );
+  for (const [tool, call] of calls) {
+    const post = all.indexOf(`post:${tool}:${call}`);
+    if (post >= 0) t.true(all.indexOf(`pre:${tool}:${call}`) < post, `${call}: pre before post`);
+  }
   for (const e of trace) t.is(e.session, session, `${e.phase} carries the thread id as session_id`);
   // turn_id: on every turn-scoped event, never on SessionStart.
   t.is(trace[0].payload.turn_id, undefined, 'SessionStart has no turn_id');
@@ -186,7 +194,11 @@ if (agent.skip) {
       new RegExp(`\\[projects\\.${JSON.stringify(ws).replace(/[.[\]/\\]/g, '\\$&')}\\]\\s*trust_level = "trusted"`),
     );
     t.deepEqual(readTrace(box), [], 'untrusted hooks: Codex ran none of them');
-    t.deepEqual(ledgerRecords(box), [], 'untrusted hooks: no checkpoint');
+    t.deepEqual(
+      ledgerRecords(box).filter((r) => r.agent),
+      [],
+      'untrusted hooks: no checkpoint of theirs (only the first snapshot hooks install took)',
+    );
     const verdict = async () => (await ckptJson(box, ['hooks', 'status', '--agent', 'codex', '--scope', 'project', '--json']))[0].verdict;
     const untrusted = await verdict();
     t.is(untrusted.runs, 'no', 'hooks status tells that Codex will not run the untrusted hooks');
@@ -239,11 +251,14 @@ if (agent.skip) {
     t.is(trace1[1].payload.prompt, prompt1, 'UserPromptSubmit carries the whole prompt');
     const transcript = trace1[0].payload.transcript_path;
     t.true(typeof transcript === 'string' && transcript.startsWith(path.join(box.home, '.codex', 'sessions')), transcript);
+    const patchPre = trace1.find((e) => e.phase === 'pre' && e.call === 'call_t1_s3_0');
+    t.true(patchPre.payload.tool_input.command.includes(SECRET), 'Codex sends the whole patch, secret included, in tool_input.command');
+    // The last call's post runs detached and may be aborted when `codex exec` exits.
     const patchPost = trace1.find((e) => e.phase === 'post' && e.call === 'call_t1_s3_0');
-    t.true(patchPost.payload.tool_input.command.includes(SECRET), 'Codex sends the whole patch, secret included, in tool_input.command');
-    t.regex(patchPost.payload.tool_response, /^Exit code: 0\n/);
+    if (patchPost) t.regex(patchPost.payload.tool_response, /^Exit code: 0\n/);
 
-    const recs1 = ledgerRecords(box);
+    // The first snapshot, which hooks install took in the background, is not the agent's.
+    const recs1 = ledgerRecords(box).filter((r) => r.agent);
     t.true(
       recs1.every((r) => r.session === session && r.agent === 'codex'),
       JSON.stringify(recs1.map((r) => [r.session, r.agent])),
@@ -322,13 +337,17 @@ if (agent.skip) {
     });
     t.not(turnId2, turnId1);
     const failPost = trace2.find((e) => e.phase === 'post' && e.call === 'call_t2_s2_0');
-    t.is(
-      failPost.payload.tool_response,
-      'boom: it failed\n',
-      'PostToolUse fires after a failing command; tool_response is its output only, no exit code',
-    );
+    // Detached, the last post may be aborted when `codex exec` exits; the turn's end then takes it.
+    if (failPost)
+      t.is(
+        failPost.payload.tool_response,
+        'boom: it failed\n',
+        'PostToolUse fires after a failing command; tool_response is its output only, no exit code',
+      );
 
-    const recs2 = ledgerRecords(box).slice(recs1.length);
+    const recs2 = ledgerRecords(box)
+      .filter((r) => r.agent)
+      .slice(recs1.length);
     const posts2 = recs2.filter((r) => r.kind === 'post');
     t.deepEqual(posts2.map((r) => r.call).sort(), ['call_t2_s0_0', 'call_t2_s1_0', 'call_t2_s2_0']);
     t.is(recs2.filter((r) => r.kind === 'pre').length, 0);
@@ -361,7 +380,7 @@ if (agent.skip) {
     later.add('failed: true on the failing command’s post', () => t.is(c2.call_t2_s2_0.failed, true), c2.call_t2_s2_0.failed ?? null);
     later.add(
       'error: the first line of the failure',
-      () => t.is(c2.call_t2_s2_0.error, 'exit code 3: boom: it failed'),
+      () => t.regex(c2.call_t2_s2_0.error ?? '', /^exit code 3(: boom: it failed)?$/),
       c2.call_t2_s2_0.error ?? null,
     );
 

@@ -129,8 +129,21 @@ export function run(command, args, { cwd, env, input = '', timeoutMs = 180_000 }
 }
 
 /** The real git-ckpt CLI in the sandbox. */
-export function ckpt(box, args, opts = {}) {
-  return run(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) } });
+export async function ckpt(box, args, opts = {}) {
+  const r = await run(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) } });
+  // `hooks install` starts the first snapshot in the background; a user starts the agent after it,
+  // and so do these tests, so that the agent's own events are what they check.
+  if (args[0] === 'hooks' && args[1] === 'install') await waitForBaseline(box);
+  return r;
+}
+
+/** Wait until no first snapshot runs in the background (30 s at most). */
+export async function waitForBaseline(box) {
+  for (let i = 0; i < 300; i++) {
+    const dir = storeDir(box);
+    if (!dir || !existsSync(path.join(dir, 'baseline.json'))) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 export async function ckptJson(box, args) {

@@ -200,6 +200,18 @@ function matchAllTools(file) {
 }
 
 /** The tool-event matchers of a config: { event: matcher | null } (null: none, every tool). */
+/** The events whose git-ckpt handler runs in the background (`async`): the agent does not wait for them. */
+function asyncEvents(file) {
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  const out = new Set();
+  for (const [event, list] of Object.entries(doc.hooks ?? {})) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list)
+      for (const h of item.hooks ?? [item]) if (JSON.stringify(h).includes('git-ckpt-hook') && h.async === true) out.add(event);
+  }
+  return out;
+}
+
 function toolMatchers(file, events) {
   const doc = JSON.parse(readFileSync(file, 'utf8'));
   const out = {};
@@ -351,6 +363,10 @@ async function session(agent, installed, variant) {
     for (const l of toolLines) byTool[l.tool ?? '?'] = (byTool[l.tool ?? '?'] ?? 0) + 1;
     const n = made.length || 1;
     const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+    // What the agent waits for: every hook but those it runs in the background, per mutating call.
+    const background = asyncEvents(install.file);
+    const waited = lines.filter((l) => !background.has(l.payload?.hook_event_name ?? ''));
+    const mutatingCalls = made.filter((c) => !c.ro).length || 1;
     return {
       agent,
       version: installed.version,
@@ -373,6 +389,10 @@ async function session(agent, installed, variant) {
         toolEventProcesses: round(toolLines.length / n, 2),
         toolEventHookMs: round(sum(toolLines) / n, 0),
       },
+      waitedPerMutatingCallMs: round(sum(waited) / mutatingCalls, 0),
+      // The tool call's own hooks only (pre, and post where the agent waits for it); prompt, stop and session start excluded.
+      toolWaitPerMutatingCallMs: round(sum(waited.filter((l) => l.phase === 'pre' || l.phase === 'post')) / mutatingCalls, 0),
+      backgroundProcesses: lines.length - waited.length,
       sessionWallS: round(run.ms / 1000, 1),
       exitCode: run.code,
       notes,
@@ -497,18 +517,26 @@ const matcherLabel = (r) => {
   return m.startsWith('^(?!') ? 'after (read-only tools left out)' : `after (\`${m}\`)`;
 };
 
+// The reference the agent's wait is measured against, in this same run.
+const nodeRuns = Array.from({ length: 15 }, () => {
+  const t0 = performance.now();
+  spawnSync(process.execPath, ['-e', '0']);
+  return performance.now() - t0;
+}).sort((a, b) => a - b);
+const nodeMs = Math.round(nodeRuns[7]);
 const out = [];
 out.push(
-  '| agent | matchers | tool calls (read-only / mutating) | hook processes (tool events / all) | per tool call: processes, hook ms | session wall s |',
+  '| agent | matchers | tool calls (read-only / mutating) | hook processes (tool events / all) | per tool call: processes, hook ms | agent waits per mutating call: its own hooks, all hooks | session wall s |',
 );
-out.push('|---|---|---|---|---|---|');
+out.push('|---|---|---|---|---|---|---|');
+out.push(`| node -e 0 | | | | | ${nodeMs} ms (reference, median of 15 in this run) | |`);
 for (const r of rows) {
   if (r.skip) {
-    out.push(`| ${r.agent} | ${r.matchers ?? '—'} | skipped: ${String(r.skip).replace(/\|/g, '\\|')} | | | |`);
+    out.push(`| ${r.agent} | ${r.matchers ?? '—'} | skipped: ${String(r.skip).replace(/\|/g, '\\|')} | | | | |`);
     continue;
   }
   out.push(
-    `| ${r.agent} ${r.version} | ${matcherLabel(r)} | ${r.toolCalls.total} (${r.toolCalls.readOnly}${r.toolCalls.readOnlyViaShell ? `, ${r.toolCalls.readOnlyViaShell} via shell` : ''} / ${r.toolCalls.mutating}) | ${r.hookProcesses.toolEvents} / ${r.hookProcesses.all} | ${r.perToolCall.processes}, ${r.perToolCall.hookMs} | ${r.sessionWallS}${r.sameAsBefore ? ' (same session)' : ''} |`,
+    `| ${r.agent} ${r.version} | ${matcherLabel(r)} | ${r.toolCalls.total} (${r.toolCalls.readOnly}${r.toolCalls.readOnlyViaShell ? `, ${r.toolCalls.readOnlyViaShell} via shell` : ''} / ${r.toolCalls.mutating}) | ${r.hookProcesses.toolEvents} / ${r.hookProcesses.all} | ${r.perToolCall.processes}, ${r.perToolCall.hookMs} | ${r.toolWaitPerMutatingCallMs} ms (${(r.toolWaitPerMutatingCallMs / nodeMs).toFixed(2)}× node -e 0), ${r.waitedPerMutatingCallMs} ms (${(r.waitedPerMutatingCallMs / nodeMs).toFixed(2)}×) | ${r.sessionWallS}${r.sameAsBefore ? ' (same session)' : ''} |`,
   );
 }
 out.push('');

@@ -79,7 +79,8 @@ const MYSQL_FAMILY = /\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b/;
  * What every rule needs somewhere in the text: most commands have none of it,
  * and one test is cheaper on the hook path than running the whole table.
  */
-const MAYBE_SECRET = /key|token|secret|pass|credential|auth|bearer|basic|sk-|[rs]k_|gh[opusr]_|github_pat_|AKIA|ASIA|xox|AIza|npm_|eyJ|PRIVATE|:\/\/[^\s/]*@|(?:^|\s)-p\S/i;
+const MAYBE_SECRET =
+  /key|token|secret|pass|credential|auth|bearer|basic|sk-|[rs]k_|gh[opusr]_|github_pat_|AKIA|ASIA|xox|AIza|npm_|eyJ|PRIVATE|:\/\/[^\s/]*@|(?:^|\s)-p\S/i;
 
 /** Pure: the text with every secret shape of the table replaced. */
 export function redact(text: string): string {

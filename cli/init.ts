@@ -14,8 +14,7 @@ export const initCommand: CommandModule<GlobalArgs, InitArgs> = {
   builder: (yargs: Argv<GlobalArgs>) =>
     yargs.option('json', { type: 'boolean', describe: 'print one JSON object' }).option('baseline', {
       type: 'boolean',
-      describe:
-        'as hooks start it in the background: hooks skip while it runs, status shows its progress, and it repeats until nothing changed',
+      describe: 'as hooks start it in the background: hooks skip while it runs, and status shows its progress',
     }) as Argv<InitArgs>,
   handler: async (argv) => {
     if (!argv.baseline) return runSnapshot({ ...argv, message: 'initial snapshot' }, { timeBudgetMs: 0 });

@@ -3,10 +3,11 @@
  * call needs it. On a large workspace it can take longer than any hook may
  * wait, so `hooks install` and a session-start hook start it as a process of
  * its own (`git ckpt init --baseline`); while it runs, hooks record nothing
- * and return at once (it captures the state they would have), and `status`
- * shows its progress. It repeats until a pass finds nothing new, so changes
- * made while it hashed are in it too. Killed, it resumes: staged batches stay
- * in the shadow index, and the next start finds a dead owner.
+ * and return at once (still counting turns and steps), and `status` shows
+ * its progress. What changes while it runs is taken by the first hook after
+ * it, so nothing is lost and the state before the first prompt is the one it
+ * saw. Killed, it resumes: staged batches stay in the shadow index, and the
+ * next session start finds a dead owner.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';

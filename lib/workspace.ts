@@ -222,9 +222,10 @@ export class Workspace {
   }
 
   /**
-   * The first snapshot, however long it takes, repeated until a pass finds
-   * nothing new (changes made while it hashed are in it too); its progress is
-   * in the store for `status` (see baseline.ts).
+   * The first snapshot, however long it takes; its progress is in the store
+   * for `status` (see baseline.ts). What changes while it runs is taken by the
+   * first hook after it, so the state before the agent's first prompt stays
+   * the one this snapshot saw.
    */
   async baseline(onProgress?: SnapshotOptions['onProgress']): Promise<SnapshotResult> {
     const started = Date.now();
@@ -239,22 +240,12 @@ export class Workspace {
         latest = { hashed: p.hashed, total: p.total };
       };
       try {
-        let result = await snapshotLocked(this.context(paths, settings), {
+        return await snapshotLocked(this.context(paths, settings), {
           kind: 'manual',
           message: 'initial snapshot',
           timeBudgetMs: 0,
           onProgress: progress,
         });
-        for (let pass = 0; pass < 3; pass++) {
-          const again = await snapshotLocked(this.context(paths, settings), {
-            kind: 'manual',
-            message: 'initial snapshot (changes made while it ran)',
-            timeBudgetMs: 0,
-          });
-          if (!again.created) break;
-          result = again;
-        }
-        return result;
       } finally {
         clearInterval(beat);
         clearBaseline(paths);

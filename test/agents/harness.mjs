@@ -131,9 +131,13 @@ export function run(command, args, { cwd, env, input = '', timeoutMs = 180_000 }
 /** The real git-ckpt CLI in the sandbox. */
 export async function ckpt(box, args, opts = {}) {
   const r = await run(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? box.ws, env: { ...box.env, ...(opts.env ?? {}) } });
-  // `hooks install` starts the first snapshot in the background; a user starts the agent after it,
-  // and so do these tests, so that the agent's own events are what they check.
-  if (args[0] === 'hooks' && args[1] === 'install') await waitForBaseline(box);
+  // `hooks install` starts the first snapshot in the background (project scope); a user starts the
+  // agent after it, and so do these tests, so that the agent's own events are what they check. At
+  // user scope the first session start would begin it: it is taken here instead, as `git ckpt init` would.
+  if (args[0] === 'hooks' && args[1] === 'install') {
+    await waitForBaseline(box);
+    if (r.code === 0 && ledgerRecords(box).length === 0) await run(process.execPath, [CLI, 'init'], { cwd: box.ws, env: box.env });
+  }
   return r;
 }
 

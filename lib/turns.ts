@@ -87,7 +87,7 @@ export interface Numbering {
    * changed as that call's post, so attribution stays exact with async posts.
    */
   adopt: OpenCall | null;
-  /** A post whose changes a later hook already took while another call runs: record nothing. */
+  /** A post whose changes a later hook already took: record nothing. */
   taken: boolean;
   state: SessionState;
 }
@@ -179,6 +179,19 @@ function eventKey(e: NumberedEvent): string | null {
   return [e.phase, e.eventTime ?? '', e.callId ?? '', e.turnKey ?? ''].join('|');
 }
 
+/** Pure: what the state keeps of a pre's call, to record its post for it later. */
+function remembered(event: NumberedEvent, turn: number, step: number | null): OpenCall {
+  return {
+    callId: event.callId!,
+    tool: event.tool ?? null,
+    input: event.input ?? null,
+    turn,
+    step,
+    agentTurn: event.turnKey,
+    transcript: event.transcript ?? null,
+  };
+}
+
 /** Pure: number one event and return the next state (the input is not changed). */
 export function numberEvent(state: SessionState, event: NumberedEvent, now: number): Numbering {
   const next: SessionState = {
@@ -251,24 +264,12 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     if (turn === next.turn) next.preOpen = event.callId === null && event.phase === 'pre';
     if (event.callId !== null && event.subagent) {
       if (event.phase === 'pre') {
-        const call = {
-          callId: event.callId,
-          tool: event.tool ?? null,
-          input: event.input ?? null,
-          turn,
-          step,
-          agentTurn: event.turnKey,
-          transcript: event.transcript ?? null,
-          subagent: event.subagent,
-        };
+        const call = { ...remembered(event, turn, step), subagent: event.subagent };
         next.running[event.callId] = { since: now, path: event.targetPath ?? null, call };
       } else delete next.running[event.callId];
     } else if (event.callId !== null && event.phase === 'post') delete next.running[event.callId];
   }
   for (const [id, call] of Object.entries(next.running)) if (now - call.since > RUNNING_STALE_MS) delete next.running[id];
-  const hold = Object.entries(next.running)
-    .filter(([id, call]) => id !== event.callId && call.path !== null)
-    .map(([, call]) => call.path!);
   const defer = event.phase === 'turn-end' && Object.keys(next.running).length > 0;
 
   // The main thread's next step (a pre, the turn's end, a new prompt) closes the call still open.
@@ -284,10 +285,10 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     next.adopted = [...next.adopted, adopt.callId].slice(-SEEN_KEPT);
     next.open = null;
   }
-  // A subagent's end closes its call still open the same way (its post runs in the background too).
-  if (!adopt && event.phase === 'subagent-end' && event.subagent) {
+  // A subagent's next call or its end closes its call still open the same way (its post runs in the background too).
+  if (!adopt && (event.phase === 'subagent-end' || event.phase === 'pre') && event.subagent) {
     const mine = Object.entries(next.running)
-      .filter(([, r]) => r.call?.subagent?.id === event.subagent!.id)
+      .filter(([id, r]) => id !== event.callId && r.call?.subagent?.id === event.subagent!.id)
       .sort((a, b) => b[1].since - a[1].since)[0];
     if (mine?.[1].call) {
       adopt = mine[1].call;
@@ -295,17 +296,15 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
       next.adopted = [...next.adopted, mine[0]].slice(-SEEN_KEPT);
     }
   }
-  const taken = event.phase === 'post' && event.callId !== null && next.adopted.includes(event.callId) && next.open !== null;
+  // A late post of an adopted call records nothing: its call had finished when the next event took
+  // its changes, so whatever changed since belongs to later work.
+  const taken = event.phase === 'post' && event.callId !== null && next.adopted.includes(event.callId);
+  const hold = Object.entries(next.running)
+    .filter(([id, call]) => id !== event.callId && call.path !== null)
+    .map(([, call]) => call.path!);
+
   if (event.phase === 'pre' && mainThread && event.callId !== null && turn === next.turn) {
-    next.open = {
-      callId: event.callId,
-      tool: event.tool ?? null,
-      input: event.input ?? null,
-      turn,
-      step,
-      agentTurn: event.turnKey,
-      transcript: event.transcript ?? null,
-    };
+    next.open = remembered(event, turn, step);
   } else if (event.phase === 'post' && next.open?.callId === event.callId) next.open = null;
   if (event.phase === 'turn-end' && turn === next.turn) next.ended = true;
 

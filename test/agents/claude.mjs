@@ -11,7 +11,7 @@
 // The server is also the CLI's HTTP(S) proxy: a request for any other host
 // (telemetry, updates, login) is refused and logged in `server.outbound`.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 
@@ -256,14 +256,7 @@ export function runClaude(bin, box, server, prompt, { resume = false, env = {}, 
   });
 }
 
-/** The hook trace (GIT_CKPT_HOOK_TRACE) as objects, in order. */
-export function readTrace(file) {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
+export { readTrace } from './harness.mjs';
 
 /** "Event:Tool" (with "@sub" for a subagent's events) per trace line, for compact assertions. */
 export function traceEvents(trace) {

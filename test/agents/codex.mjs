@@ -3,11 +3,10 @@
 // ~/.codex/config.toml points a custom model provider at it, `codex exec` for a
 // first turn and `codex exec resume` for the next, and the two trust gates Codex
 // puts in front of hooks (project trust for .codex/, then per-hook trust).
-import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { run, startServer } from './harness.mjs';
+import { ROOT, run, startServer } from './harness.mjs';
 
 /** The dummy key variable the custom provider reads (never a real key). */
 export const KEY_ENV = 'CKPT_CODEX_DUMMY_KEY';
@@ -133,54 +132,15 @@ export const EVENT_LABELS = {
   SubagentStop: 'subagent_stop',
   Stop: 'stop',
 };
-/** Events whose matcher Codex ignores (and drops from the hash). */
-const NO_MATCHER = new Set(['UserPromptSubmit', 'Stop']);
-
-const canonical = (v) =>
-  Array.isArray(v)
-    ? v.map(canonical)
-    : v && typeof v === 'object'
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, canonical(v[k])]),
-        )
-      : v;
-
 /**
- * Codex's trust hash of one command handler: sha256 over the key-sorted compact
- * JSON of {event_name: label, matcher?, hooks: [normalized handler]}, where the
- * handler has type, command, timeout (default 600, at least 1), async (false by
- * default), statusMessage when set; commandWindows never counts.
+ * Every command handler of a hooks.json with its trust key and hash, as
+ * git-ckpt's `hooks status` computes them (lib/agent-trust.ts). The tests
+ * compare them with what Codex itself lists (`hooks/list`), so they prove the
+ * library's hash.
  */
-export function codexHookHash(eventName, group, handler) {
-  const h = {
-    type: 'command',
-    command: handler.command,
-    timeout: Math.max(1, handler.timeout ?? handler.timeoutSec ?? 600),
-    async: handler.async === true,
-  };
-  if (handler.statusMessage != null) h.statusMessage = handler.statusMessage;
-  const identity = { event_name: EVENT_LABELS[eventName], hooks: [h] };
-  if (!NO_MATCHER.has(eventName) && group.matcher != null) identity.matcher = group.matcher;
-  return `sha256:${createHash('sha256')
-    .update(JSON.stringify(canonical(identity)))
-    .digest('hex')}`;
-}
-
-/** Every command handler of a hooks.json, with its trust key and hash. */
+const { codexHookTrustEntries } = await import(path.join(ROOT, 'dist', 'lib', 'agent-trust.js'));
 export function hookTrustEntries(hooksFile) {
-  const doc = JSON.parse(readFileSync(hooksFile, 'utf8'));
-  const out = [];
-  for (const [eventName, groups] of Object.entries(doc.hooks ?? {})) {
-    groups.forEach((group, gi) => {
-      (group.hooks ?? []).forEach((handler, hi) => {
-        if (handler.type !== 'command') return;
-        out.push({ key: `${hooksFile}:${EVENT_LABELS[eventName]}:${gi}:${hi}`, eventName, hash: codexHookHash(eventName, group, handler) });
-      });
-    });
-  }
-  return out;
+  return codexHookTrustEntries(hooksFile, JSON.parse(readFileSync(hooksFile, 'utf8')));
 }
 
 /** Trust hooks by writing what /hooks writes, computed here (no Codex process). */

@@ -269,14 +269,7 @@ export async function copilotTurn(agent, box, prompt, { env, session, trustFolde
   return { ...r, args, sessionId: printed ? printed[1] : null, ms: Date.now() - started };
 }
 
-/** Read the hook trace (one JSON line per hook invocation). */
-export function readTrace(file) {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
+export { readTrace } from './harness.mjs';
 
 /** Pure: the trace as compact `agent phase[:tool]` strings. */
 export function traceEvents(trace) {

@@ -210,11 +210,4 @@ export function describeRun(label, r) {
   return `${label}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\n  args: ${JSON.stringify(r.args)}\n  stdout: ${out}\n  stderr: ${tail(r.stderr)}`;
 }
 
-/** The trace lines (one JSON object per hook invocation). */
-export function readTrace(file) {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
+export { readTrace } from './harness.mjs';

@@ -262,6 +262,15 @@ export async function startServer(handle) {
   return server;
 }
 
+/** The hook trace: one JSON line per hook invocation (GIT_CKPT_HOOK_TRACE). */
+export function readTrace(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
 /** The hook events git-ckpt recorded, as "phase:tool@tTURN.sSTEP" strings, for compact assertions. */
 export function addresses(records) {
   return records.filter((r) => r.agent).map((r) => `${r.phase}${r.tool ? `:${r.tool}` : ''}@t${r.turn ?? '-'}.s${r.step ?? '-'}`);

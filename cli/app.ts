@@ -8,7 +8,7 @@ import yargs, { type Argv, type CommandModule } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asCkptError } from '../lib/errors.js';
 import type { GlobalArgs } from './common.js';
-import { DESCRIPTION, referenceText } from './reference.js';
+import { ADDRESS_COMMANDS, DESCRIPTION, referenceText } from './reference.js';
 import { finishOutput, quietOnClosedPipe, setUpOutput, type ColorMode } from './terminal.js';
 
 /** Exit codes: 1 for an error the user can act on, 2 for usage, 3 for a bug in git-ckpt itself. */
@@ -22,9 +22,6 @@ function fail(message: string, exitCode: number, code = exitCode === 2 ? 'usage'
   process.stderr.write(jsonErrors ? `${JSON.stringify({ error: { code, message: line } })}\n` : `git-ckpt: ${line}\n`);
   process.exit(exitCode);
 }
-
-/** Commands whose positionals are checkpoint addresses. */
-const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert']);
 
 /**
  * An unknown option given to a command that takes checkpoint addresses is an

@@ -10,9 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { CkptError } from '../lib/errors.js';
 import type { GlobalArgs } from './common.js';
-
-/** Commands whose positionals are checkpoint addresses. */
-const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert']);
+import { ADDRESS_COMMANDS } from './reference.js';
 
 interface CompletionData {
   commands: Record<string, string[]>;

@@ -11,6 +11,9 @@ interface ReferenceSection {
   rows?: [string, string][];
 }
 
+/** Commands whose positionals are checkpoint addresses (an option there is a smuggled id; ids complete there). */
+export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert']);
+
 export const DESCRIPTION =
   'Rewindable checkpoints of a workspace for people who let AI coding agents edit their code. Each checkpoint captures the whole ' +
   'workspace, edits made through the shell included, as an unreferenced commit in a shadow git directory outside the workspace. ' +

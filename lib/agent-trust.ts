@@ -82,7 +82,8 @@ function claudeCheck(scope: Scope, projectRoot: string | null, env: NodeJS.Proce
 
 // ---------------------------------------------------------------- Codex
 
-const CODEX_EVENT_LABELS: Record<string, string> = {
+/** Codex's label of each hook event, as its trust keys spell them. @public (tests use it) */
+export const CODEX_EVENT_LABELS: Record<string, string> = {
   PreToolUse: 'pre_tool_use',
   PermissionRequest: 'permission_request',
   PostToolUse: 'post_tool_use',

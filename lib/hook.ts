@@ -14,7 +14,7 @@ import { updateSessionState } from './sessions.js';
 import { snapshotLocked, type SnapshotResult } from './snapshot.js';
 import { numberEvent, titleRecorded, type Numbering } from './turns.js';
 import { storePaths, storeRoot, type StorePaths } from './store.js';
-import { DEFAULT_SETTINGS } from './settings.js';
+import { DEFAULT_SETTINGS, type Settings } from './settings.js';
 import { callFailure } from './transcript.js';
 import { noCheckpointYet, runningBaseline } from './baseline.js';
 import { unsafePathReason } from './paths.js';
@@ -92,7 +92,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
   const settings = await ws.settings();
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
-  const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
+  const title = turnTitle(settings, event);
   const nothing = { created: false, skipped: [], skippedCount: 0, elapsedMs: 0 };
   return ws.locked(
     async (ctx) => {
@@ -186,12 +186,17 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
   );
 }
 
+/** The title a turn-start gives its turn: the prompt a person typed, unless prompts are not kept. */
+function turnTitle(settings: Pick<Settings, 'recordPrompts'>, event: HookEvent): string | null {
+  return settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
+}
+
 /** Number an event without a checkpoint (the first snapshot holds the workspace lock meanwhile). */
 async function numberOnly(ws: Workspace, store: StorePaths, event: HookEvent): Promise<Numbering | undefined> {
   if (event.session === null) return undefined;
   // Settings without the lock: from their cache once the shadow repository exists, else the defaults.
   const settings = existsSync(path.join(store.gitDir, 'HEAD')) ? await ws.settings() : DEFAULT_SETTINGS;
-  const title = settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
+  const title = turnTitle(settings, event);
   return updateSessionState(store.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
 }
 

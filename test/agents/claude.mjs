@@ -10,10 +10,10 @@
 // `count_tokens` a small count. Anything else is logged in `server.unexpected`.
 // The server is also the CLI's HTTP(S) proxy: a request for any other host
 // (telemetry, updates, login) is refused and logged in `server.outbound`.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { run } from './harness.mjs';
 
 export const marker = (name) => `[[ckpt ${name}]]`;
 const MARK = /\[\[ckpt ([A-Za-z0-9_-]+)\]\]/;
@@ -238,22 +238,11 @@ export function runClaude(bin, box, server, prompt, { resume = false, env = {}, 
   else if (typeof resume === 'string') args.push('--resume', resume);
   if (debugFile) args.push('--debug-file', debugFile);
   const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd: box.ws, env: claudeEnv(box, server, env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started, args });
-    });
-  });
+  return run(bin, args, { cwd: box.ws, env: claudeEnv(box, server, env), stdin: 'ignore', timeoutMs }).then((r) => ({
+    ...r,
+    ms: Date.now() - started,
+    args,
+  }));
 }
 
 export { readTrace } from './harness.mjs';

@@ -119,26 +119,15 @@ export function readTrace(box) {
 // config/batchWrite; `hooks/list` reports key, currentHash and trustStatus.
 // ---------------------------------------------------------------------------
 
-export const EVENT_LABELS = {
-  PreToolUse: 'pre_tool_use',
-  PermissionRequest: 'permission_request',
-  PostToolUse: 'post_tool_use',
-  PreCompact: 'pre_compact',
-  PostCompact: 'post_compact',
-  SessionStart: 'session_start',
-  SessionEnd: 'session_end',
-  UserPromptSubmit: 'user_prompt_submit',
-  SubagentStart: 'subagent_start',
-  SubagentStop: 'subagent_stop',
-  Stop: 'stop',
-};
 /**
  * Every command handler of a hooks.json with its trust key and hash, as
  * git-ckpt's `hooks status` computes them (lib/agent-trust.ts). The tests
  * compare them with what Codex itself lists (`hooks/list`), so they prove the
  * library's hash.
  */
-const { codexHookTrustEntries } = await import(path.join(ROOT, 'dist', 'lib', 'agent-trust.js'));
+const { codexHookTrustEntries, CODEX_EVENT_LABELS } = await import(path.join(ROOT, 'dist', 'lib', 'agent-trust.js'));
+/** Codex's label of each hook event (the library's table). */
+export const EVENT_LABELS = CODEX_EVENT_LABELS;
 export function hookTrustEntries(hooksFile) {
   return codexHookTrustEntries(hooksFile, JSON.parse(readFileSync(hooksFile, 'utf8')));
 }

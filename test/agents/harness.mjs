@@ -107,9 +107,9 @@ export function git(box, args, opts = {}) {
 }
 
 /** Run a command; resolves with { code, signal, stdout, stderr }. Killed after `timeoutMs`. */
-export function run(command, args, { cwd, env, input = '', timeoutMs = 180_000 } = {}) {
+export function run(command, args, { cwd, env, input = '', stdin = 'pipe', timeoutMs = 180_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, stdio: [stdin, 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -123,8 +123,8 @@ export function run(command, args, { cwd, env, input = '', timeoutMs = 180_000 }
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
   });
 }
 

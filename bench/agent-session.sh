@@ -10,7 +10,7 @@ set -eu
 here=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 ws=$1
 hook="$here/hooks/git-ckpt-hook"
-ckpt() { node "$here/dist/cli/main.js" "$@"; }
+ckpt() { node "$here/dist/bin/main.js" "$@"; }
 # Bold only on a terminal: `npm run demo > file` gets plain text.
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold='\033[1m' plain='\033[0m'; else bold='' plain=''; fi
 say() { if [ "${DEMO:-}" = 1 ]; then printf "\n${bold}# %s${plain}\n" "$*"; fi; }

@@ -257,7 +257,7 @@ async function benchHook(label, ws, runs) {
     tool_input: { command: 'npm test' },
     tool_use_id: 'toolu_1',
   });
-  const cli = path.join(ROOT, 'dist', 'cli', 'main.js');
+  const cli = path.join(ROOT, 'dist', 'bin', 'main.js');
   const hook = await measure(runs, () => {
     const r = spawnSync(process.execPath, [cli, 'hook', 'claude', 'post'], { cwd: ws, env: process.env, input: payload });
     if (r.status !== 0 || r.stdout.length) throw new Error(`hook: exit ${r.status}, stdout ${r.stdout}`);
@@ -326,7 +326,7 @@ async function benchLog(runs) {
   const cold = await measure(1, logInProcess);
   const warm = await measure(runs, logInProcess);
   const cli = await measure(runs, () => {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), 'log', '-n', '20'], { cwd: ws, env: process.env });
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'bin', 'main.js'), 'log', '-n', '20'], { cwd: ws, env: process.env });
     if (r.status !== 0) throw new Error(r.stderr.toString());
   });
   const gitLog = await measure(runs, () => git(['log', '--oneline', '-n', '20', lines.at(-1).split(' ')[0]], { env: { GIT_DIR: gitDir } }));

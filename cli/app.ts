@@ -4,10 +4,9 @@
  *   0 success, 1 an error (one `git-ckpt: …` line on stderr, or one JSON object
  *   under --json), 2 a usage error, 3 a bug in git-ckpt.
  */
-import yargs, { type Argv, type CommandModule } from 'yargs';
-import { hideBin } from 'yargs/helpers';
+import { Command, CommanderError, Help } from 'commander';
 import { asCkptError } from '../lib/errors.js';
-import type { GlobalArgs } from './common.js';
+import { repeatable, setAfterDashDash } from './common.js';
 import { ADDRESS_COMMANDS, DESCRIPTION, referenceText } from './reference.js';
 import { finishOutput, quietOnClosedPipe, setUpOutput, type ColorMode } from './terminal.js';
 
@@ -23,75 +22,81 @@ function fail(message: string, exitCode: number, code = exitCode === 2 ? 'usage'
   process.exit(exitCode);
 }
 
-/**
- * An unknown option given to a command that takes checkpoint addresses is an
- * option smuggled in where an id belongs (`show --output=/tmp/x`): that is a bad
- * address (exit 1), not a usage slip.
- */
-function smuggledOption(message: string): string | undefined {
-  const unknown = /^Unknown arguments?: ([^,\s]+)/.exec(message);
-  if (!unknown) return undefined;
-  const args = hideBin(process.argv);
-  const command = args.find((a) => !a.startsWith('-'));
-  if (!command || !ADDRESS_COMMANDS.has(command)) return undefined;
-  const name = unknown[1]!.replace(/^-+/, '');
-  // `-Ooops` reaches yargs as the short flags O, o, p, s.
-  return args.find((a) => a.replace(/^-+/, '').split('=')[0] === name || (/^-[^-]/.test(a) && a.slice(1).startsWith(name)));
-}
-
 /** Commands whose output pages on a terminal, as git's log, show and diff do. */
 const PAGED_COMMANDS = new Set(['log', 'show', 'diff']);
 
-type AnyCommand = CommandModule<GlobalArgs, GlobalArgs>;
+/** A command module's definition: it describes its arguments and options on the command it is given, and its action. */
+type Define = (command: Command) => Command;
 
 /**
- * Every command, loaded on demand: a run imports and configures only the
- * command it runs (yargs's set-up of all of them cost more than the command
- * itself); help and the man page load them all. The order is --help's.
+ * Every command, loaded on demand: a run imports and defines only the command
+ * it runs; help and the man page load them all. The order is --help's.
  */
-const COMMANDS: Record<string, () => Promise<AnyCommand>> = {
-  init: async () => (await import('./init.js')).initCommand as AnyCommand,
-  snapshot: async () => (await import('./snapshot.js')).snapshotCommand as AnyCommand,
-  log: async () => (await import('./log.js')).logCommand as AnyCommand,
-  show: async () => (await import('./show.js')).showCommand as AnyCommand,
-  diff: async () => (await import('./diff.js')).diffCommand as AnyCommand,
-  status: async () => (await import('./status.js')).statusCommand as AnyCommand,
-  restore: async () => (await import('./restore.js')).restoreCommand as AnyCommand,
-  revert: async () => (await import('./revert.js')).revertCommand as AnyCommand,
-  undo: async () => (await import('./undo.js')).undoCommand as AnyCommand,
-  hook: async () => (await import('./hook.js')).hookCommand as AnyCommand,
-  hooks: async () => (await import('./hooks.js')).hooksCommand as AnyCommand,
-  gc: async () => (await import('./gc.js')).gcCommand as AnyCommand,
-  fsck: async () => (await import('./fsck.js')).fsckCommand as AnyCommand,
-  stores: async () => (await import('./stores.js')).storesCommand as AnyCommand,
-  version: async () => (await import('./version.js')).versionCommand as AnyCommand,
-  completion: async () => (await import('./completion.js')).completionCommand as AnyCommand,
+const COMMANDS: Record<string, () => Promise<Define>> = {
+  init: async () => (await import('./init.js')).define,
+  snapshot: async () => (await import('./snapshot.js')).define,
+  log: async () => (await import('./log.js')).define,
+  show: async () => (await import('./show.js')).define,
+  diff: async () => (await import('./diff.js')).define,
+  status: async () => (await import('./status.js')).define,
+  restore: async () => (await import('./restore.js')).define,
+  revert: async () => (await import('./revert.js')).define,
+  undo: async () => (await import('./undo.js')).define,
+  hook: async () => (await import('./hook.js')).define,
+  hooks: async () => (await import('./hooks.js')).define,
+  gc: async () => (await import('./gc.js')).define,
+  fsck: async () => (await import('./fsck.js')).define,
+  stores: async () => (await import('./stores.js')).define,
+  version: async () => (await import('./version.js')).define,
+  completion: async () => (await import('./completion.js')).define,
 };
 
 /** Every command's name, in the order --help lists them. */
 export const COMMAND_NAMES = Object.keys(COMMANDS);
 
-/** The yargs application for these arguments (the man page and completion build it too). */
-export async function buildCli(args: string[]): Promise<Argv<GlobalArgs>> {
-  const named = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-C');
-  const wanted = named !== undefined && named in COMMANDS && !args.includes('--help') && !args.includes('-h') ? [named] : COMMAND_NAMES;
-  const modules = await Promise.all(wanted.map((name) => COMMANDS[name]!()));
-  let cli = yargs(args)
-    .scriptName('git ckpt')
-    // Messages (and so the smuggled-option check below) must not depend on LANG: git-ckpt speaks English.
-    .locale('en')
-    .usage(`$0 [-C <path>] [-p | --no-pager] [--color[=<when>]] <command> [<args>]\n\n${DESCRIPTION}`)
-    .option('C', { type: 'string', describe: 'run as if started in <path> (repeatable, like git -C)', global: true, requiresArg: true })
-    .option('color', { type: 'string', describe: 'colour: auto, always or never', global: true }) as unknown as Argv<GlobalArgs>;
-  for (const command of modules) cli = cli.command(command);
-  return cli
-    .strict()
-    .parserConfiguration({ 'populate--': true })
-    .help('help')
-    .alias('help', 'h')
-    .version(false)
-    .epilogue(referenceText())
-    .wrap(Math.min(100, process.stdout.columns || 100));
+/**
+ * The command-line application with the commands `wanted` defined (all of them
+ * by default). Errors are thrown as CommanderError, never printed or exited on
+ * here: main() turns them into git-ckpt's one-line errors and exit codes.
+ */
+async function buildProgram(wanted: string[] = COMMAND_NAMES, helpWidth = Math.min(100, process.stdout.columns || 100)): Promise<Command> {
+  const defines = await Promise.all(wanted.map((name) => COMMANDS[name]!()));
+  const program = new Command('git ckpt')
+    .usage('[-C <path>] [-p | --no-pager] [--color[=<when>]] <command> [<args>]')
+    .description(DESCRIPTION)
+    .option('-C <path>', 'run as if started in <path> (repeatable, like git -C)', repeatable)
+    .option('--color [when]', 'colour: auto, always or never')
+    .helpCommand(false)
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined })
+    .configureHelp({
+      helpWidth,
+      // git's form: `usage: git ckpt …` first.
+      formatHelp: (command, helper) => Help.prototype.formatHelp.call(helper, command, helper).replace(/^Usage:/, 'usage:'),
+    })
+    .addHelpText('after', `\n${referenceText()}`);
+  for (const [i, define] of defines.entries()) define(program.command(wanted[i]!));
+  return program;
+}
+
+/** What `git ckpt <args>` prints for help (the man page generator uses it); `args` names a command or none. */
+export async function helpText(command: string | undefined, width: number): Promise<string> {
+  const program = await buildProgram(command ? [command] : COMMAND_NAMES, width);
+  return (command ? program.commands[0]! : program).helpInformation();
+}
+
+/**
+ * An unknown option given to a command that takes checkpoint addresses is an
+ * option smuggled in where an id belongs (`show --output=/tmp/x`): that is a bad
+ * address (exit 1), not a usage slip. Which argument it was comes from the
+ * command's own option table, not from the parser's message.
+ */
+function smuggledOption(program: Command, command: string | undefined, args: string[]): string | undefined {
+  const defined = program.commands.find((c) => c.name() === command);
+  if (!defined || !ADDRESS_COMMANDS.has(command!)) return undefined;
+  const known = new Set(['--help', '-h']);
+  for (const o of [...program.options, ...defined.options]) for (const flag of [o.long, o.short]) if (flag) known.add(flag);
+  return args.find((a) => a.startsWith('-') && a !== '-' && !known.has(a.split('=')[0]!));
 }
 
 /** git's own options before the command: -C is yargs's; -p/--paginate and --no-pager are taken here. */
@@ -116,17 +121,22 @@ export function splitLeadingOptions(args: string[]): { paginate?: boolean; rest:
 
 async function main(): Promise<void> {
   quietOnClosedPipe();
-  const { paginate, rest } = splitLeadingOptions(hideBin(process.argv));
+  const all = process.argv.slice(2);
+  // What follows `--` is never an option (paths, or an address that looks like one); it is split off before parsing.
+  const dashDash = all.indexOf('--');
+  const { paginate, rest } = splitLeadingOptions(dashDash < 0 ? all : all.slice(0, dashDash));
+  setAfterDashDash(dashDash < 0 ? [] : all.slice(dashDash + 1));
   jsonErrors = rest.includes('--json');
   const command = rest.find((a, i) => !a.startsWith('-') && rest[i - 1] !== '-C');
   // A bare `git ckpt` prints the usage on stderr and exits 1, as git does; `help <command>` is `<command> --help`.
   if (command === undefined && !rest.some((a) => ['-h', '--help', '--version'].includes(a))) {
-    process.stderr.write(`${await (await buildCli([])).getHelp()}\n`);
+    process.stderr.write((await buildProgram()).helpInformation());
     process.exit(1);
   }
   if (rest.includes('--version') && (command === undefined || command === 'version'))
     return (await import('./version.js')).printVersion(rest.includes('--json'));
   const args = command === 'help' ? [...rest.filter((a) => a !== 'help'), '--help'] : rest;
+  const named = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-C');
   const colorArg = rest.find((a) => a.startsWith('--color'));
   const color = colorArg === undefined ? undefined : colorArg === '--color' ? 'always' : colorArg.slice('--color='.length);
   if (color !== undefined && !['auto', 'always', 'never'].includes(color))
@@ -136,13 +146,17 @@ async function main(): Promise<void> {
     color: color as ColorMode | undefined,
     cwd: process.cwd(),
   });
-  const cli = (await buildCli(args)).fail((message, error) => {
-    if (error) throw error;
-    const smuggled = smuggledOption(message ?? '');
+  const wantsHelp = args.includes('--help') || args.includes('-h');
+  const program = await buildProgram(named !== undefined && named in COMMANDS && !wantsHelp ? [named] : COMMAND_NAMES);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } catch (caught) {
+    if (!(caught instanceof CommanderError)) throw caught;
+    if (caught.exitCode === 0) return finishOutput(); // help was printed
+    const smuggled = caught.code === 'commander.unknownOption' ? smuggledOption(program, named, args) : undefined;
     if (smuggled) fail(`not a checkpoint address: ${JSON.stringify(smuggled)} (looks like an option)`, 1, 'bad-address');
-    fail(message ?? 'bad usage', 2);
-  });
-  await cli.parseAsync();
+    fail(caught.message.replace(/^error: /, ''), 2);
+  }
   await finishOutput();
 }
 

@@ -1,17 +1,43 @@
-/** What every command module shares: opening the workspace named by -C, output helpers. */
+/** What every command module shares: opening the workspace named by -C, the parsed arguments, output helpers. */
 import path from 'node:path';
+import type { Command } from 'commander';
 import { userPath } from '../lib/paths.js';
 import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/errors.js';
 
 export interface GlobalArgs {
-  C?: string | string[];
+  C?: string[];
+  /** What followed `--` on the command line: paths, or (show) an address that looks like an option. */
+  '--'?: string[];
+}
+
+let afterDashDash: string[] = [];
+
+/** The arguments after the first `--`, split off before parsing as git does (app.ts sets them). */
+export function setAfterDashDash(args: string[]): void {
+  afterDashDash = args;
+}
+
+/**
+ * A command's parsed arguments, from what commander passes its action: the
+ * positionals (by their declared names), then the options; the global options
+ * (-C) and what followed `--` are added.
+ */
+export function argsOf<T extends GlobalArgs>(params: unknown[]): T {
+  const command = params.at(-1) as Command;
+  const positionals = Object.fromEntries(command.registeredArguments.map((a, i) => [a.name(), params[i]]));
+  return { ...command.optsWithGlobals(), ...positionals, '--': afterDashDash } as T;
+}
+
+/** Collects a repeatable option's values (`--agent a --agent b`, `-C a -C b`). */
+export function repeatable(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** The directory named by git-style -C options (each relative to the one before). */
 export function startDir(argv: GlobalArgs): string {
   let dir = process.cwd();
-  for (const c of [argv.C ?? []].flat()) dir = path.resolve(dir, c);
+  for (const c of argv.C ?? []) dir = path.resolve(dir, c);
   return dir;
 }
 

@@ -3,13 +3,13 @@
  * asks `git-ckpt __complete <words…>` (the words after `ckpt`, the last one
  * being completed) for candidates: commands, options, checkpoint ids,
  * `turn:N` addresses and session prefixes. Commands and options come from
- * completion.json, generated at build time from the same yargs definitions
+ * completion.json, generated at build time from the same command definitions
  * as --help, so they cannot drift.
  */
 import { readFileSync } from 'node:fs';
-import type { CommandModule } from 'yargs';
+import { Argument, type Command } from 'commander';
 import { CkptError } from '../lib/errors.js';
-import type { GlobalArgs } from './common.js';
+import { completionTable } from '../lib/layout.js';
 import { ADDRESS_COMMANDS } from './reference.js';
 
 interface CompletionData {
@@ -52,18 +52,18 @@ _git-ckpt () {
 _git-ckpt "$@"
 `;
 
-export const completionCommand: CommandModule<GlobalArgs, GlobalArgs & { shell: string }> = {
-  command: 'completion <shell>',
-  describe: 'print the shell completion script (bash or zsh)',
-  builder: (yargs) => yargs.positional('shell', { type: 'string', choices: ['bash', 'zsh'], demandOption: true }) as never,
-  handler: (argv) => {
-    process.stdout.write(argv.shell === 'zsh' ? ZSH : BASH);
-  },
-};
+export function define(command: Command): Command {
+  return command
+    .description('print the shell completion script (bash or zsh)')
+    .addArgument(new Argument('<shell>').choices(['bash', 'zsh']))
+    .action((shell: string) => {
+      process.stdout.write(shell === 'zsh' ? ZSH : BASH);
+    });
+}
 
 function data(): CompletionData {
   try {
-    return JSON.parse(readFileSync(new URL('./completion.json', import.meta.url), 'utf8')) as CompletionData;
+    return JSON.parse(readFileSync(completionTable(), 'utf8')) as CompletionData;
   } catch {
     throw new CkptError('internal', 'completion.json is missing: run npm run build');
   }

@@ -1,11 +1,11 @@
 /**
  * git ckpt hook <agent> <phase>: called by an agent before and after each tool
- * call, with the agent's JSON payload on stdin. Loaded without yargs (the
+ * call, with the agent's JSON payload on stdin. Loaded without the CLI parser (the
  * agent waits for this process). Whatever happens it prints only the neutral
  * output the agent needs and exits 0; a hard timer past the budget makes sure
  * a stuck hook never holds the agent.
  */
-import type { Argv, CommandModule } from 'yargs';
+import type { Command } from 'commander';
 import { neutralOutput } from '../lib/hook-payload.js';
 import { HOOK_BUDGET_CAP_MS } from '../lib/settings.js';
 
@@ -61,16 +61,13 @@ export async function runHookCommand(args: string[]): Promise<void> {
   }
 }
 
-/** For --help and for `git ckpt -C dir hook …`; the fast path in main.ts skips yargs. */
-export const hookCommand: CommandModule<object, { agent: string; phase: string }> = {
-  command: 'hook <agent> <phase>',
-  describe: 'record an agent hook event from its JSON payload on stdin (always exits 0)',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('agent', { type: 'string', describe: 'claude, codex, gemini, cursor, copilot or generic', demandOption: true })
-      .positional('phase', { type: 'string', describe: 'pre, post, turn-start, turn-end or session-start', demandOption: true })
-      .strict(false) as Argv<{ agent: string; phase: string }>,
-  async handler(argv) {
-    await runHookCommand([String(argv.agent), String(argv.phase)]);
-  },
-};
+/** For --help and for `git ckpt -C dir hook …`; the fast path in main.ts skips the parser. */
+export function define(command: Command): Command {
+  return command
+    .description('record an agent hook event from its JSON payload on stdin (always exits 0)')
+    .argument('<agent>', 'claude, codex, gemini, cursor, copilot or generic')
+    .argument('<phase>', 'pre, post, turn-start, turn-end or session-start')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action((agent: string, phase: string) => runHookCommand([agent, phase]));
+}

@@ -1,5 +1,5 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
-import type { Argv, CommandModule } from 'yargs';
+import { Argument, Option, type Command } from 'commander';
 import { CkptError } from '../lib/errors.js';
 import {
   HOOK_AGENTS,
@@ -12,7 +12,7 @@ import {
 } from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/locate.js';
 import { Workspace } from '../lib/workspace.js';
-import { printJson, startDir, type GlobalArgs } from './common.js';
+import { argsOf, printJson, repeatable, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 
 interface HooksArgs extends GlobalArgs {
@@ -23,7 +23,7 @@ interface HooksArgs extends GlobalArgs {
 }
 
 function agentsFrom(argv: HooksArgs): HookAgent[] {
-  const named = (argv.agent ?? []).flatMap((a) => String(a).split(','));
+  const named = (argv.agent ?? []).flatMap((a) => a.split(','));
   if (named.length === 0 || named.includes('all')) return [...HOOK_AGENTS];
   for (const a of named) {
     if (!(HOOK_AGENTS as readonly string[]).includes(a))
@@ -36,78 +36,74 @@ function projectRoot(argv: HooksArgs): string {
   return locateWorkspace(startDir(argv)).root;
 }
 
-export const hooksCommand: CommandModule<GlobalArgs, HooksArgs> = {
-  command: 'hooks <action>',
-  describe: "install, uninstall or show git-ckpt's hooks in Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI",
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .positional('action', { choices: ['install', 'uninstall', 'status'] as const, demandOption: true })
-      .option('agent', { type: 'string', array: true, describe: `agent(s): ${HOOK_AGENTS.join(', ')}, or all` })
-      .option('scope', { choices: ['project', 'user'] as const, describe: 'the project config (default) or your user config' })
-      .option('json', { type: 'boolean', describe: 'print JSON' }) as unknown as Argv<HooksArgs>,
-  async handler(argv) {
-    const agents = agentsFrom(argv);
-    if (argv.action === 'status') {
-      const scopes: Scope[] = argv.scope ? [argv.scope] : ['project', 'user'];
-      let root: string | undefined;
-      try {
-        root = projectRoot(argv);
-      } catch {
-        root = undefined; // not in a workspace: user scope only
-      }
-      const targets = agents.flatMap((agent) =>
-        scopes.filter((s) => s === 'user' || root).map((scope) => hookTarget(agent, scope, root ?? '')),
-      );
-      const rows = await Promise.all(targets.map((target) => hookStatusWithVerdict(target, root ?? null)));
-      if (argv.json) {
-        printJson(rows);
-        return;
-      }
-      for (const r of rows) {
-        const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
-        const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
-        process.stdout.write(
-          `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
-        );
-        if (r.verdict) {
-          const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');
-          process.stdout.write(`                  ${runs}: ${r.verdict.reason}\n`);
-          if (r.verdict.step && r.verdict.runs !== 'yes') process.stdout.write(`                  next: ${r.verdict.step}\n`);
-        }
-      }
-      return;
+export function define(command: Command): Command {
+  return command
+    .description("install, uninstall or show git-ckpt's hooks in Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI")
+    .addArgument(new Argument('<action>').choices(['install', 'uninstall', 'status']))
+    .option('--agent <agent>', `agent(s): ${HOOK_AGENTS.join(', ')}, or all (repeatable, or comma-separated)`, repeatable)
+    .addOption(new Option('--scope <scope>', 'the project config (default) or your user config').choices(['project', 'user']))
+    .option('--json', 'print JSON')
+    .action((...params) => runHooks(argsOf<HooksArgs>(params)));
+}
+
+async function runHooks(argv: HooksArgs): Promise<void> {
+  const agents = agentsFrom(argv);
+  if (argv.action === 'status') {
+    const scopes: Scope[] = argv.scope ? [argv.scope] : ['project', 'user'];
+    let root: string | undefined;
+    try {
+      root = projectRoot(argv);
+    } catch {
+      root = undefined; // not in a workspace: user scope only
     }
-    const scope = argv.scope ?? 'project';
-    const root = scope === 'project' ? projectRoot(argv) : '';
-    const results = agents.map((agent) =>
-      argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root)),
+    const targets = agents.flatMap((agent) =>
+      scopes.filter((s) => s === 'user' || root).map((scope) => hookTarget(agent, scope, root ?? '')),
     );
-    const verdicts =
-      argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
-    // The first snapshot of a large workspace takes a while: it starts now, in the background.
-    const baseline =
-      argv.action === 'install' && scope === 'project' && results.some((r) => r.changed)
-        ? await Workspace.open(root).startBaseline()
-        : false;
+    const rows = await Promise.all(targets.map((target) => hookStatusWithVerdict(target, root ?? null)));
     if (argv.json) {
-      printJson(
-        results.map((r, i) => ({ ...r, ...(verdicts[i] ? { verdict: verdicts[i] } : {}), ...(baseline ? { baseline: true } : {}) })),
-      );
+      printJson(rows);
       return;
     }
-    for (const [i, r] of results.entries()) {
-      const what =
-        argv.action === 'install'
-          ? r.changed
-            ? `wired ${r.events.length} events`
-            : 'already wired; nothing changed'
-          : r.changed
-            ? 'removed'
-            : 'not wired; nothing changed';
-      process.stdout.write(`${r.agent.padEnd(8)} ${what}: ${r.file}${r.backup ? dim(` (backup: ${r.backup})`) : ''}\n`);
-      const verdict = verdicts[i];
-      if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);
+    for (const r of rows) {
+      const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
+      const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
+      process.stdout.write(
+        `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
+      );
+      if (r.verdict) {
+        const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');
+        process.stdout.write(`                  ${runs}: ${r.verdict.reason}\n`);
+        if (r.verdict.step && r.verdict.runs !== 'yes') process.stdout.write(`                  next: ${r.verdict.step}\n`);
+      }
     }
-    if (baseline) process.stdout.write('the first snapshot is being taken in the background (git ckpt status shows its progress)\n');
-  },
-};
+    return;
+  }
+  const scope = argv.scope ?? 'project';
+  const root = scope === 'project' ? projectRoot(argv) : '';
+  const results = agents.map((agent) =>
+    argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root)),
+  );
+  const verdicts =
+    argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
+  // The first snapshot of a large workspace takes a while: it starts now, in the background.
+  const baseline =
+    argv.action === 'install' && scope === 'project' && results.some((r) => r.changed) ? await Workspace.open(root).startBaseline() : false;
+  if (argv.json) {
+    printJson(results.map((r, i) => ({ ...r, ...(verdicts[i] ? { verdict: verdicts[i] } : {}), ...(baseline ? { baseline: true } : {}) })));
+    return;
+  }
+  for (const [i, r] of results.entries()) {
+    const what =
+      argv.action === 'install'
+        ? r.changed
+          ? `wired ${r.events.length} events`
+          : 'already wired; nothing changed'
+        : r.changed
+          ? 'removed'
+          : 'not wired; nothing changed';
+    process.stdout.write(`${r.agent.padEnd(8)} ${what}: ${r.file}${r.backup ? dim(` (backup: ${r.backup})`) : ''}\n`);
+    const verdict = verdicts[i];
+    if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);
+  }
+  if (baseline) process.stdout.write('the first snapshot is being taken in the background (git ckpt status shows its progress)\n');
+}

@@ -1,14 +1,14 @@
 /** git ckpt log: checkpoints, newest first. */
-import type { Argv, CommandModule } from 'yargs';
+import { Option, type Command } from 'commander';
 import type { CheckpointRecord } from '../lib/ledger.js';
-import { nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
+import { argsOf, nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { turnTitleKey } from '../lib/workspace.js';
 import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {
-  n?: number;
+  maxCount?: string;
   session?: string;
-  turn?: number;
+  turn?: string;
   all?: boolean;
   oneline?: boolean;
   stat?: boolean;
@@ -35,58 +35,57 @@ function groupHeader(r: CheckpointRecord, titles: Record<string, string>): strin
   return `── session ${r.session.length > 16 ? `${r.session.slice(0, 16)}…` : r.session}${who}${turn} ──`;
 }
 
-export const logCommand: CommandModule<GlobalArgs, LogArgs> = {
-  command: 'log',
-  describe: 'list checkpoints, newest first',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('n', { alias: 'max-count', type: 'number', describe: 'show at most N checkpoints' })
-      .option('session', { type: 'string', describe: "only this session's checkpoints (a unique prefix of its id)" })
-      .option('turn', { type: 'number', describe: "only this turn's checkpoints (with --session, or in every session)" })
-      .option('all', { type: 'boolean', describe: 'every session (the default)' })
-      .option('oneline', { type: 'boolean', describe: 'one short line per checkpoint' })
-      .option('stat', { type: 'boolean', describe: 'list the changed paths of each checkpoint' })
-      .option('json', { type: 'boolean', describe: 'print a JSON array of records' })
-      .conflicts('session', 'all') as Argv<LogArgs>,
-  async handler(argv) {
-    const ws = openWorkspace(argv);
-    const limit = nonNegativeInt('n', argv.n);
-    const turn = nonNegativeInt('turn', argv.turn);
-    const { records, total, warnings, titles } = await ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
-    warn(warnings);
-    const degraded = await ws.degraded();
-    if (argv.json) {
-      // Every record of a turn shows its title, not only the first one, which carries it in the ledger.
-      const titled = (r: CheckpointRecord) =>
-        r.prompt || r.session === null || r.turn === null ? r : { ...r, prompt: titles[turnTitleKey(r.session, r.turn)] };
-      printJson(records.map((r) => jsonRecord(titled(r), Boolean(degraded[r.id]))));
-      return;
+export function define(command: Command): Command {
+  return command
+    .description('list checkpoints, newest first')
+    .option('-n, --max-count <n>', 'show at most N checkpoints')
+    .option('--session <id>', "only this session's checkpoints (a unique prefix of its id)")
+    .option('--turn <n>', "only this turn's checkpoints (with --session, or in every session)")
+    .addOption(new Option('--all', 'every session (the default)').conflicts('session'))
+    .option('--oneline', 'one short line per checkpoint')
+    .option('--stat', 'list the changed paths of each checkpoint')
+    .option('--json', 'print a JSON array of records')
+    .action((...params) => runLog(argsOf<LogArgs>(params)));
+}
+
+async function runLog(argv: LogArgs): Promise<void> {
+  const ws = openWorkspace(argv);
+  const limit = nonNegativeInt('max-count', argv.maxCount);
+  const turn = nonNegativeInt('turn', argv.turn);
+  const { records, total, warnings, titles } = await ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
+  warn(warnings);
+  const degraded = await ws.degraded();
+  if (argv.json) {
+    // Every record of a turn shows its title, not only the first one, which carries it in the ledger.
+    const titled = (r: CheckpointRecord) =>
+      r.prompt || r.session === null || r.turn === null ? r : { ...r, prompt: titles[turnTitleKey(r.session, r.turn)] };
+    printJson(records.map((r) => jsonRecord(titled(r), Boolean(degraded[r.id]))));
+    return;
+  }
+  if (total === 0) {
+    process.stdout.write('no checkpoints yet\n');
+    return;
+  }
+  let group: string | undefined;
+  const grouped = !argv.oneline && records.some((r) => r.session !== null);
+  for (const r of records) {
+    // Agent sessions read as a story: a header whenever the session or the turn changes.
+    const key = groupHeader(r, titles);
+    if (grouped && key !== group) {
+      process.stdout.write(`${dim(key)}\n`);
+      group = key;
     }
-    if (total === 0) {
-      process.stdout.write('no checkpoints yet\n');
-      return;
+    process.stdout.write(`${line(r, Boolean(argv.oneline), degraded[r.id])}\n`);
+    if (argv.stat) {
+      for (const p of r.paths) process.stdout.write(`    ${p.status} ${p.path}\n`);
+      if (r.changed > r.paths.length) process.stdout.write(`    … ${r.changed - r.paths.length} more\n`);
     }
-    let group: string | undefined;
-    const grouped = !argv.oneline && records.some((r) => r.session !== null);
-    for (const r of records) {
-      // Agent sessions read as a story: a header whenever the session or the turn changes.
-      const key = groupHeader(r, titles);
-      if (grouped && key !== group) {
-        process.stdout.write(`${dim(key)}\n`);
-        group = key;
-      }
-      process.stdout.write(`${line(r, Boolean(argv.oneline), degraded[r.id])}\n`);
-      if (argv.stat) {
-        for (const p of r.paths) process.stdout.write(`    ${p.status} ${p.path}\n`);
-        if (r.changed > r.paths.length) process.stdout.write(`    … ${r.changed - r.paths.length} more\n`);
-      }
-    }
-    const count = Object.keys(degraded).length;
-    if (count)
-      process.stdout.write(yellow(`${count} checkpoint(s) degraded: their objects are missing from the store (see git ckpt fsck)\n`));
-    if (total > records.length) {
-      const older = total - records.length;
-      process.stdout.write(dim(`${older} older checkpoint${older === 1 ? '' : 's'}\n`));
-    }
-  },
-};
+  }
+  const count = Object.keys(degraded).length;
+  if (count)
+    process.stdout.write(yellow(`${count} checkpoint(s) degraded: their objects are missing from the store (see git ckpt fsck)\n`));
+  if (total > records.length) {
+    const older = total - records.length;
+    process.stdout.write(dim(`${older} older checkpoint${older === 1 ? '' : 's'}\n`));
+  }
+}

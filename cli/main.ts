@@ -2,9 +2,8 @@
 /**
  * git-ckpt's entry point. The hook path is on an agent's critical path (every
  * tool call waits for it), so `git-ckpt hook …` loads only what a hook needs,
- * from one pre-bundled file (`npm run build` makes it with esbuild: one module
- * instead of twenty saves about 8 ms of ES module loading per tool call).
- * Every other command loads the yargs application.
+ * from one pre-bundled file (scripts/bundle.mjs). `--version` and completion
+ * load no parser; every other command loads the application and its own module.
  */
 const args = process.argv.slice(2);
 if (args[0] === 'hook') {
@@ -12,14 +11,15 @@ if (args[0] === 'hook') {
   try {
     hook = (await import(new URL('./hook.bundle.js', import.meta.url).href)) as typeof hook;
   } catch {
-    hook = await import('./hook.js'); // a build without the bundle (tsc alone)
+    // dist/cli/ of a build without the bundles (tsc alone); a URL, so that the CLI's bundle leaves it out.
+    hook = (await import(new URL('./hook.js', import.meta.url).href)) as typeof hook;
   }
   await hook.runHookCommand(args.slice(1));
 } else if ((args[0] === '--version' || args[0] === 'version') && args.slice(1).every((a) => a === '--json')) {
-  // A version check (scripts, installers) starts like `node -e 0` plus one `git version`: no yargs.
+  // A version check (scripts, installers) starts like `node -e 0` plus one `git version`: no parser.
   await (await import('./version.js')).printVersion(args.includes('--json'));
 } else if (args[0] === '__complete') {
-  // Every <TAB> runs this: no yargs, just the build-time command table and the ledger.
+  // Every <TAB> runs this: no parser, just the build-time command table and the ledger.
   await (await import('./completion.js')).runComplete(args.slice(1));
 } else {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);

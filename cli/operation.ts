@@ -1,5 +1,5 @@
 /** Output shared by restore, revert and undo: the plan table and the summary. */
-import type { Argv } from 'yargs';
+import type { Command } from 'commander';
 import type { OperationReport, RecoveryReport } from '../lib/restore.js';
 import type { PlannedFile } from '../lib/restore-plan.js';
 import { printJson } from './common.js';
@@ -112,8 +112,6 @@ export function exitCodeFor(failures: number): void {
 }
 
 /** The options every mutating command shares. */
-export function previewOptions<T>(yargs: Argv<T>): Argv<T & { 'dry-run'?: boolean; json?: boolean }> {
-  return yargs
-    .option('dry-run', { type: 'boolean', alias: 'n', describe: 'print the plan; change nothing' })
-    .option('json', { type: 'boolean', describe: 'print one JSON object' });
+export function previewOptions(command: Command): Command {
+  return command.option('-n, --dry-run', 'print the plan; change nothing').option('--json', 'print one JSON object');
 }

@@ -1,63 +1,59 @@
 /** git ckpt show: a checkpoint's header, then git's own diff from its parent. */
-import type { Argv, CommandModule } from 'yargs';
+import type { Command } from 'commander';
 import type { DiffFormat } from '../lib/workspace.js';
-import { openWorkspace, printJson, type GlobalArgs } from './common.js';
+import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { attribution, bold, relativeAge, skippedLines, statsText, yellow, useColor } from './format.js';
 import { jsonRecord } from './log.js';
 
 interface ShowArgs extends GlobalArgs {
   ckpt?: string;
-  '--'?: string[];
   stat?: boolean;
-  'name-status'?: boolean;
+  nameStatus?: boolean;
   patch?: boolean;
   json?: boolean;
 }
 
-export function diffFormat(argv: { stat?: boolean; 'name-status'?: boolean; patch?: boolean }, fallback: DiffFormat): DiffFormat {
-  if (argv['name-status']) return 'name-status';
+export function diffFormat(argv: { stat?: boolean; nameStatus?: boolean; patch?: boolean }, fallback: DiffFormat): DiffFormat {
+  if (argv.nameStatus) return 'name-status';
   if (argv.stat && argv.patch) return 'patch-with-stat';
   if (argv.stat) return 'stat';
   if (argv.patch) return 'patch';
   return fallback;
 }
 
-export const showCommand: CommandModule<GlobalArgs, ShowArgs> = {
-  command: 'show [ckpt]',
-  describe: 'show a checkpoint and what changed since the one before it',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .positional('ckpt', { type: 'string', describe: 'checkpoint: hex prefix, latest or latest~N (default: latest)' })
-      .option('stat', { type: 'boolean', describe: 'a diffstat' })
-      .option('name-status', { type: 'boolean', describe: 'paths with A/M/D' })
-      .option('patch', { alias: 'p', type: 'boolean', describe: 'the patch' })
-      .option('json', { type: 'boolean', describe: 'the record and the diff as JSON' }) as Argv<ShowArgs>,
-  async handler(argv) {
-    const ws = openWorkspace(argv);
-    const format = diffFormat(argv, 'patch-with-stat');
-    const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
-    const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json });
-    if (argv.json) {
-      printJson({ ...jsonRecord(record), diff, ...(base ? { base } : {}) });
-      return;
-    }
-    const out: string[] = [];
-    out.push(`${yellow(`checkpoint ${record.id}`)}`);
-    if (record.parent) out.push(`Parent:  ${record.parent}`);
-    if (base) out.push(`Diff:    from ${base.id ?? 'nothing'} (${base.reason})`);
-    out.push(`Date:    ${new Date(record.time).toISOString()} (${relativeAge(record.time)})`);
-    out.push(
-      `Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`,
-    );
-    if (record.agent)
-      out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
-    if (record.input) out.push(`Input:   ${record.input}`);
-    if (record.op)
-      out.push(`${record.kind[0]!.toUpperCase()}${record.kind.slice(1)}: target ${record.op.target}, guard ${record.op.guard}`);
-    out.push(`Changes: ${statsText(record)}`);
-    if (record.message) out.push('', `    ${bold(record.message)}`);
-    const skipped = skippedLines(record);
-    if (skipped.length) out.push('', ...skipped.map((l) => `    ${l}`));
-    process.stdout.write(`${out.join('\n')}\n\n${diff}`);
-  },
-};
+export function define(command: Command): Command {
+  return command
+    .description('show a checkpoint and what changed since the one before it')
+    .argument('[ckpt]', 'checkpoint: hex prefix, latest or latest~N (default: latest)')
+    .option('--stat', 'a diffstat')
+    .option('--name-status', 'paths with A/M/D')
+    .option('-p, --patch', 'the patch')
+    .option('--json', 'the record and the diff as JSON')
+    .action((...params) => runShow(argsOf<ShowArgs>(params)));
+}
+
+async function runShow(argv: ShowArgs): Promise<void> {
+  const ws = openWorkspace(argv);
+  const format = diffFormat(argv, 'patch-with-stat');
+  const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
+  const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json });
+  if (argv.json) {
+    printJson({ ...jsonRecord(record), diff, ...(base ? { base } : {}) });
+    return;
+  }
+  const out: string[] = [];
+  out.push(`${yellow(`checkpoint ${record.id}`)}`);
+  if (record.parent) out.push(`Parent:  ${record.parent}`);
+  if (base) out.push(`Diff:    from ${base.id ?? 'nothing'} (${base.reason})`);
+  out.push(`Date:    ${new Date(record.time).toISOString()} (${relativeAge(record.time)})`);
+  out.push(`Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`);
+  if (record.agent)
+    out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
+  if (record.input) out.push(`Input:   ${record.input}`);
+  if (record.op) out.push(`${record.kind[0]!.toUpperCase()}${record.kind.slice(1)}: target ${record.op.target}, guard ${record.op.guard}`);
+  out.push(`Changes: ${statsText(record)}`);
+  if (record.message) out.push('', `    ${bold(record.message)}`);
+  const skipped = skippedLines(record);
+  if (skipped.length) out.push('', ...skipped.map((l) => `    ${l}`));
+  process.stdout.write(`${out.join('\n')}\n\n${diff}`);
+}

@@ -1,16 +1,16 @@
 /** git ckpt snapshot: capture the workspace as a checkpoint. */
-import type { Argv, CommandModule } from 'yargs';
+import { Option, type Command } from 'commander';
 import { USER_KINDS, type UserKind } from '../lib/ledger.js';
 import type { SnapshotRequest } from '../lib/workspace.js';
 import type { SnapshotProgress, SnapshotResult } from '../lib/snapshot.js';
-import { nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
+import { argsOf, nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { shortId, skippedLines, statsText } from './format.js';
 
 interface SnapshotArgs extends GlobalArgs {
   message?: string;
   session?: string;
-  turn?: number;
-  step?: number;
+  turn?: string;
+  step?: string;
   tool?: string;
   kind?: string;
   json?: boolean;
@@ -66,17 +66,15 @@ export async function runSnapshot(argv: SnapshotArgs, extra: Partial<SnapshotReq
   reportSnapshot(result, argv.json);
 }
 
-export const snapshotCommand: CommandModule<GlobalArgs, SnapshotArgs> = {
-  command: 'snapshot',
-  describe: 'capture the workspace as a checkpoint (nothing is created when nothing changed)',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('message', { alias: 'm', type: 'string', describe: 'a message for the checkpoint' })
-      .option('session', { type: 'string', describe: 'the agent session id' })
-      .option('turn', { type: 'number', describe: 'the turn (user prompt) number' })
-      .option('step', { type: 'number', describe: 'the step (tool call) number' })
-      .option('tool', { type: 'string', describe: 'the tool that ran' })
-      .option('kind', { type: 'string', choices: USER_KINDS as unknown as string[], describe: 'why the checkpoint was taken' })
-      .option('json', { type: 'boolean', describe: 'print one JSON object' }) as Argv<SnapshotArgs>,
-  handler: (argv) => runSnapshot(argv),
-};
+export function define(command: Command): Command {
+  return command
+    .description('capture the workspace as a checkpoint (nothing is created when nothing changed)')
+    .option('-m, --message <message>', 'a message for the checkpoint')
+    .option('--session <id>', 'the agent session id')
+    .option('--turn <n>', 'the turn (user prompt) number')
+    .option('--step <n>', 'the step (tool call) number')
+    .option('--tool <name>', 'the tool that ran')
+    .addOption(new Option('--kind <kind>', 'why the checkpoint was taken').choices(USER_KINDS))
+    .option('--json', 'print one JSON object')
+    .action((...params) => runSnapshot(argsOf<SnapshotArgs>(params)));
+}

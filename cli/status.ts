@@ -1,46 +1,48 @@
 /** git ckpt status: where the store is, what it holds, and whether the workspace moved on. */
-import type { Argv, CommandModule } from 'yargs';
-import { openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
+import type { Command } from 'commander';
+import { argsOf, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { formatBytes, relativeAge, shortId, skippedLines } from './format.js';
 
 interface StatusArgs extends GlobalArgs {
   json?: boolean;
 }
 
-export const statusCommand: CommandModule<GlobalArgs, StatusArgs> = {
-  command: 'status',
-  describe: 'show the workspace, its store and its latest checkpoint',
-  builder: (yargs: Argv<GlobalArgs>) => yargs.option('json', { type: 'boolean', describe: 'print one JSON object' }) as Argv<StatusArgs>,
-  async handler(argv) {
-    const ws = openWorkspace(argv);
-    const report = await ws.status();
-    warn(report.warnings);
-    if (argv.json) {
-      printJson({ ...report, latest: report.latest?.id ?? null, latestTime: report.latest?.time ?? null });
-      return;
-    }
-    const lines = [
-      `workspace:   ${report.workspace}${report.git ? '' : ' (not a git repository)'}`,
-      `store:       ${report.store}`,
-      `checkpoints: ${report.checkpoints} in ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}`,
-      `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
-      `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
-      `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
-    ];
-    if (report.baseline) {
-      const b = report.baseline;
-      const progress = b.total ? `${b.hashed} of ${b.total} files hashed` : 'scanning';
-      lines.push(`first snapshot: in the background, ${progress} (started ${relativeAge(b.started)}); hooks skip until it is done`);
-    }
-    lines.push(...skippedLines({ skipped: report.uncaptured, skippedCount: report.uncapturedCount }));
-    const interrupted = report.interrupted;
-    if (interrupted && 'error' in interrupted) lines.push(`interrupted: ${interrupted.error}`);
-    else if (interrupted) {
-      lines.push(
-        `interrupted: a ${interrupted.op} to ${shortId(interrupted.target)} (${interrupted.entries} paths, started ${relativeAge(interrupted.started)}) did not finish`,
-      );
-      lines.push('             finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort');
-    }
-    process.stdout.write(`${lines.join('\n')}\n`);
-  },
-};
+export function define(command: Command): Command {
+  return command
+    .description('show the workspace, its store and its latest checkpoint')
+    .option('--json', 'print one JSON object')
+    .action((...params) => runStatus(argsOf<StatusArgs>(params)));
+}
+
+async function runStatus(argv: StatusArgs): Promise<void> {
+  const ws = openWorkspace(argv);
+  const report = await ws.status();
+  warn(report.warnings);
+  if (argv.json) {
+    printJson({ ...report, latest: report.latest?.id ?? null, latestTime: report.latest?.time ?? null });
+    return;
+  }
+  const lines = [
+    `workspace:   ${report.workspace}${report.git ? '' : ' (not a git repository)'}`,
+    `store:       ${report.store}`,
+    `checkpoints: ${report.checkpoints} in ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}`,
+    `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
+    `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
+    `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
+  ];
+  if (report.baseline) {
+    const b = report.baseline;
+    const progress = b.total ? `${b.hashed} of ${b.total} files hashed` : 'scanning';
+    lines.push(`first snapshot: in the background, ${progress} (started ${relativeAge(b.started)}); hooks skip until it is done`);
+  }
+  lines.push(...skippedLines({ skipped: report.uncaptured, skippedCount: report.uncapturedCount }));
+  const interrupted = report.interrupted;
+  if (interrupted && 'error' in interrupted) lines.push(`interrupted: ${interrupted.error}`);
+  else if (interrupted) {
+    lines.push(
+      `interrupted: a ${interrupted.op} to ${shortId(interrupted.target)} (${interrupted.entries} paths, started ${relativeAge(interrupted.started)}) did not finish`,
+    );
+    lines.push('             finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort');
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

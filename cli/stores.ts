@@ -1,49 +1,49 @@
 /** git ckpt stores: every workspace store under the store root; --prune-missing removes those of deleted workspaces. */
-import type { Argv, CommandModule } from 'yargs';
+import type { Command } from 'commander';
 import { listStores, pruneMissingStores } from '../lib/stores.js';
-import { printJson, type GlobalArgs } from './common.js';
+import { argsOf, printJson, type GlobalArgs } from './common.js';
 import { dim, formatBytes, relativeAge, yellow } from './format.js';
 
 interface StoresArgs extends GlobalArgs {
   json?: boolean;
-  'prune-missing'?: boolean;
-  'dry-run'?: boolean;
+  pruneMissing?: boolean;
+  dryRun?: boolean;
 }
 
-export const storesCommand: CommandModule<GlobalArgs, StoresArgs> = {
-  command: 'stores',
-  describe: 'list every workspace store, its size and last use; flag those whose workspace is gone',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('json', { type: 'boolean', describe: 'print JSON' })
-      .option('prune-missing', { type: 'boolean', describe: 'remove the stores whose workspace no longer exists' })
-      .option('dry-run', { type: 'boolean', alias: 'n', describe: 'with --prune-missing: list what would go' }) as Argv<StoresArgs>,
-  async handler(argv) {
-    if (argv['prune-missing']) {
-      const removed = await pruneMissingStores(process.env, argv['dry-run']);
-      if (argv.json) {
-        printJson({ dryRun: Boolean(argv['dry-run']), removed });
-        return;
-      }
-      const verb = argv['dry-run'] ? 'would remove' : 'removed';
-      for (const s of removed) process.stdout.write(`${verb} ${s.dir} (${formatBytes(s.bytes)}; workspace ${s.workspace} is gone)\n`);
-      process.stdout.write(`${verb} ${removed.length} store(s)\n`);
-      return;
-    }
-    const stores = listStores();
+export function define(command: Command): Command {
+  return command
+    .description('list every workspace store, its size and last use; flag those whose workspace is gone')
+    .option('--json', 'print JSON')
+    .option('--prune-missing', 'remove the stores whose workspace no longer exists')
+    .option('-n, --dry-run', 'with --prune-missing: list what would go')
+    .action((...params) => runStores(argsOf<StoresArgs>(params)));
+}
+
+async function runStores(argv: StoresArgs): Promise<void> {
+  if (argv.pruneMissing) {
+    const removed = await pruneMissingStores(process.env, argv.dryRun);
     if (argv.json) {
-      printJson(stores);
+      printJson({ dryRun: Boolean(argv.dryRun), removed });
       return;
     }
-    if (stores.length === 0) process.stdout.write('no stores yet\n');
-    for (const s of stores) {
-      const flag = s.missing ? yellow(' (workspace missing)') : '';
-      process.stdout.write(
-        `${formatBytes(s.bytes).padStart(10)}  ${dim(relativeAge(s.lastUsed).padEnd(15))} ${String(s.checkpoints).padStart(6)} ckpt  ${s.workspace ?? '?'}${flag}\n`,
-      );
-    }
-    const missing = stores.filter((s) => s.missing).length;
-    if (missing)
-      process.stdout.write(`${missing} store(s) belong to workspaces that no longer exist: git ckpt stores --prune-missing --dry-run\n`);
-  },
-};
+    const verb = argv.dryRun ? 'would remove' : 'removed';
+    for (const s of removed) process.stdout.write(`${verb} ${s.dir} (${formatBytes(s.bytes)}; workspace ${s.workspace} is gone)\n`);
+    process.stdout.write(`${verb} ${removed.length} store(s)\n`);
+    return;
+  }
+  const stores = listStores();
+  if (argv.json) {
+    printJson(stores);
+    return;
+  }
+  if (stores.length === 0) process.stdout.write('no stores yet\n');
+  for (const s of stores) {
+    const flag = s.missing ? yellow(' (workspace missing)') : '';
+    process.stdout.write(
+      `${formatBytes(s.bytes).padStart(10)}  ${dim(relativeAge(s.lastUsed).padEnd(15))} ${String(s.checkpoints).padStart(6)} ckpt  ${s.workspace ?? '?'}${flag}\n`,
+    );
+  }
+  const missing = stores.filter((s) => s.missing).length;
+  if (missing)
+    process.stdout.write(`${missing} store(s) belong to workspaces that no longer exist: git ckpt stores --prune-missing --dry-run\n`);
+}

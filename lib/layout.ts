@@ -28,7 +28,12 @@ export function packageRoot(): string {
 
 /** The CLI's entry point (`git-ckpt`). */
 export function cliEntry(): string {
-  return path.join(packageRoot(), 'dist', 'cli', 'main.js');
+  return path.join(packageRoot(), 'dist', 'bin', 'main.js');
+}
+
+/** The completion table (commands and their options) the build writes. */
+export function completionTable(): string {
+  return path.join(packageRoot(), 'dist', 'completion.json');
 }
 
 /** The hook entry script the agents run. */

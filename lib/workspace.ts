@@ -31,18 +31,17 @@ import { locateWorkspace, type WorkspaceLocation } from './locate.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
 import type { InterruptedOperation, OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions } from './restore.js';
 /**
- * Modules the hook path never runs, loaded on first use by a URL the hook's
- * bundle cannot inline: '../lib/x.js' names lib/x.js from lib/ and from the
- * bundle in cli/ alike. Leaving them out of the bundle saves parsing ~40 KB
- * on every tool call.
+ * Modules the hook path never runs, loaded on first use. The hook's bundle
+ * leaves them out (scripts/bundle.mjs points these imports at dist/lib/):
+ * that saves parsing ~40 KB on every tool call.
  */
-const lazy = <T>(name: string): (() => Promise<T>) => {
+const lazy = <T>(load: () => Promise<T>): (() => Promise<T>) => {
   let loaded: Promise<T> | undefined;
-  return () => (loaded ??= import(new URL(`../lib/${name}`, import.meta.url).href) as Promise<T>);
+  return () => (loaded ??= load());
 };
-const restoreModule = lazy<typeof import('./restore.js')>('restore.js');
-const gcModule = lazy<typeof import('./gc.js')>('gc.js');
-const fsckModule = lazy<typeof import('./fsck.js')>('fsck.js');
+const restoreModule = lazy(() => import('./restore.js'));
+const gcModule = lazy(() => import('./gc.js'));
+const fsckModule = lazy(() => import('./fsck.js'));
 
 /** A snapshot as a person or a harness asks for one. */
 export interface SnapshotRequest {

@@ -1,5 +1,5 @@
 // Build step: the man page git-ckpt(1) and the completion table, both made from
-// the CLI's own yargs definitions and cli/reference.ts, the same source as
+// the CLI's own command definitions and cli/reference.ts, the same source as
 // `--help`, so none of them can drift. `git ckpt --help` (git runs
 // `git help ckpt`, which opens the man page) and `git-ckpt --help` show the same text.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,21 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { buildCli, COMMAND_NAMES } = await import(path.join(root, 'dist', 'cli', 'app.js'));
+const { helpText, COMMAND_NAMES } = await import(path.join(root, 'dist', 'cli', 'app.js'));
 const { DESCRIPTION, GLOBAL_OPTIONS, REFERENCE } = await import(path.join(root, 'dist', 'cli', 'reference.js'));
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
-
-/** What `git ckpt <args> --help` prints. */
-async function help(args) {
-  process.stdout.columns = 80;
-  const cli = await buildCli(args);
-  return new Promise((resolve) =>
-    cli
-      .wrap(80)
-      .exitProcess(false)
-      .parse(args, {}, (_err, _argv, output) => resolve(output)),
-  );
-}
 
 /** roff-escape one line of text. */
 const esc = (line) => line.replace(/\\/g, '\\e').replace(/^([.'])/, '\\&$1');
@@ -46,7 +34,7 @@ const out = [
 ];
 const table = { commands: {}, global: ['-C', '--color', '--no-pager', '--paginate', '--help', '--version'] };
 for (const name of [...commands, 'hook']) {
-  const text = await help([name, '--help']);
+  const text = await helpText(name, 80);
   out.push(`.SS "git ckpt ${name}"`, '.nf', ...text.split('\n').map(esc), '.fi');
   table.commands[name] = [...new Set([...text.matchAll(/(?:^|\s)(--[a-z][a-z-]*)/gm)].map((m) => m[1]))].filter((o) => o !== '--help');
 }
@@ -59,4 +47,4 @@ for (const section of REFERENCE) {
 out.push('.SH SEE ALSO', 'git(1), and hooks/README.md and README.md in the package.');
 mkdirSync(path.join(root, 'man'), { recursive: true });
 writeFileSync(path.join(root, 'man', 'git-ckpt.1'), `${out.join('\n')}\n`);
-writeFileSync(path.join(root, 'dist', 'cli', 'completion.json'), `${JSON.stringify(table)}\n`);
+writeFileSync(path.join(root, 'dist', 'completion.json'), `${JSON.stringify(table)}\n`);

@@ -37,15 +37,15 @@ test('help like a git subcommand: -h, help <command>, a bare git ckpt (usage on 
   const box = sandbox();
   const h = await ckpt(box, ['-h']);
   t.is(h.code, 0);
-  t.regex(h.stdout, /^git ckpt \[-C <path>\]/);
+  t.regex(h.stdout, /^usage: git ckpt \[-C <path>\]/);
   t.regex(h.stdout, /EXIT STATUS/);
   const bare = await ckpt(box, []);
   t.is(bare.code, 1);
   t.is(bare.stdout, '');
-  t.regex(bare.stderr, /^git ckpt \[-C <path>\]/);
+  t.regex(bare.stderr, /^usage: git ckpt \[-C <path>\]/);
   const restore = await ckpt(box, ['help', 'restore']);
   t.is(restore.code, 0);
-  t.regex(restore.stdout, /^git ckpt restore <ckpt> \[--dry-run\]/);
+  t.regex(restore.stdout, /^usage: git ckpt restore <ckpt> \[--dry-run\]/);
   t.regex(restore.stdout, /--delete-new/);
   const viaGit = sh(box, 'git ckpt -h');
   t.is(viaGit.status, 0);
@@ -168,7 +168,8 @@ test('under --json an error is one JSON object on stderr, with the same exit cod
     [['log', '--bogus'], 'usage', 2],
   ]) {
     const plain = await ckpt(box, args);
-    const json = await ckpt(box, [...args, '--json']);
+    // --json before any `--`: after it every word is a path, as in git.
+    const json = await ckpt(box, [args[0], '--json', ...args.slice(1)]);
     t.is(plain.code, exit, args.join(' '));
     t.is(json.code, exit, `${args.join(' ')} --json`);
     t.is(json.stdout, '');
@@ -229,9 +230,9 @@ test('npm pack, then npm i -g into a fresh prefix: git ckpt from anywhere, its m
   const [{ filename, files }] = JSON.parse(pack.stdout);
   const names = files.map((f) => f.path);
   for (const f of [
-    'dist/cli/main.js',
-    'dist/cli/hook.bundle.js',
-    'dist/cli/completion.json',
+    'dist/bin/main.js',
+    'dist/bin/hook.bundle.js',
+    'dist/completion.json',
     'hooks/git-ckpt-hook',
     'man/git-ckpt.1',
     'README.md',

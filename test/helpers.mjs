@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+export const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
 
 /** A sandbox: its own HOME (global git config), store root and workspace. */
 export function sandbox({ git = true, name = 'ws' } = {}) {

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+export const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
 export const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 
 /** Exact versions: on Node 20 npm would otherwise pick an old Claude Code (newer ones declare Node 22). */

@@ -1,0 +1,54 @@
+// Build step after tsc: the bundles a user's commands run, in dist/bin/.
+// - main.js and its chunks: the whole CLI in a few files, each command a chunk
+//   loaded on demand (esbuild's code splitting). One module graph of ~60 files
+//   costs Node ~25 ms to load; the bundle a fraction of that.
+// - hook.bundle.js: what an agent hook runs, in one file with nothing it does
+//   not need. Restore, gc and fsck stay out: the workspace loads them on first
+//   use, which a hook never makes, from the unbundled dist/lib/.
+import { chmodSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.join(root, 'dist', 'bin');
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  logLevel: 'warning',
+  // CommonJS packages (commander) call require() on Node's built-ins; an ES module has no require of its own.
+  banner: { js: "import{createRequire as __ckptRequire}from'node:module';const require=__ckptRequire(import.meta.url);" },
+};
+
+/** The workspace's on-demand modules, left out of the hook bundle: they resolve to dist/lib/ at run time. */
+const LAZY_LIB = /^\.\/(restore|gc|fsck)\.js$/;
+const lazyLibOutside = {
+  name: 'lazy-lib-outside',
+  setup(b) {
+    b.onResolve({ filter: LAZY_LIB }, (args) =>
+      args.kind === 'dynamic-import' ? { path: `../lib/${args.path.slice(2)}`, external: true } : undefined,
+    );
+  },
+};
+
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: [path.join(root, 'dist', 'cli', 'main.js')],
+    outdir: out,
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+  }),
+  build({
+    ...common,
+    entryPoints: [path.join(root, 'dist', 'cli', 'hook.js')],
+    outfile: path.join(out, 'hook.bundle.js'),
+    // Loaded only by the rare event that needs them (ignore: secret patterns; p-queue: the write pool).
+    external: ['p-queue', 'ignore'],
+    plugins: [lazyLibOutside],
+  }),
+]);
+chmodSync(path.join(out, 'main.js'), 0o755);

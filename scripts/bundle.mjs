@@ -19,8 +19,11 @@ const common = {
   target: 'node20',
   minify: true,
   logLevel: 'warning',
-  // CommonJS packages (commander) call require() on Node's built-ins; an ES module has no require of its own.
-  banner: { js: "import{createRequire as __ckptRequire}from'node:module';const require=__ckptRequire(import.meta.url);" },
+};
+// CommonJS packages (commander) call require() on Node's built-ins, and an ES module has no require of
+// its own. Every chunk gets one, made on first call: createRequire costs about a millisecond a chunk.
+const withRequire = {
+  js: "import{createRequire as __ckptRequire}from'node:module';let __ckptReq;const require=(id)=>(__ckptReq??=__ckptRequire(import.meta.url))(id);",
 };
 
 /** The workspace's on-demand modules, left out of the hook bundle: they resolve to dist/lib/ at run time. */
@@ -41,6 +44,7 @@ await Promise.all([
     outdir: out,
     splitting: true,
     chunkNames: 'chunk-[hash]',
+    banner: withRequire,
   }),
   build({
     ...common,

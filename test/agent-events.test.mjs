@@ -632,11 +632,11 @@ test('snapshot --kind takes only the user kinds; a record the ledger reader woul
   );
 });
 
-test('8 hook processes fired at once on a workspace with no store yet: the store is made once, under the lock, and no event is lost', async (t) => {
+test('16 hook processes fired at once on a workspace with no store yet: the store is made once, under the lock, and no event is lost', async (t) => {
   const box = sandbox();
-  for (let i = 0; i < 8; i++) write(box, `f${i}.txt`, `${i}\n`);
+  for (let i = 0; i < 16; i++) write(box, `f${i}.txt`, `${i}\n`);
   const runs = await Promise.all(
-    Array.from({ length: 8 }, (_, i) =>
+    Array.from({ length: 16 }, (_, i) =>
       hook(box, 'claude', 'post', {
         session_id: 'first',
         prompt_id: 'p',
@@ -649,7 +649,7 @@ test('8 hook processes fired at once on a workspace with no store yet: the store
   );
   t.deepEqual(
     runs.map((r) => r.code),
-    Array(8).fill(0),
+    Array(16).fill(0),
   );
   const logFile = path.join(storeDir(box), 'hook.log');
   t.false(
@@ -657,13 +657,10 @@ test('8 hook processes fired at once on a workspace with no store yet: the store
     existsSync(logFile) ? readFileSync(logFile, 'utf8') : '',
   );
   const records = ledgerLines(box);
-  t.is(records.length, 1, 'the first hook captured all 8 files; the others found nothing new');
-  t.deepEqual(
-    records[0].paths.map((p) => p.path).sort(),
-    Array.from({ length: 8 }, (_, i) => `f${i}.txt`),
-  );
+  t.is(records.length, 1, 'the first hook captured all 16 files; the others found nothing new');
+  t.deepEqual(records[0].paths.map((p) => p.path).sort(), Array.from({ length: 16 }, (_, i) => `f${i}.txt`).sort());
   const steps = JSON.parse(readFileSync(path.join(storeDir(box), 'sessions.json'), 'utf8')).first.step;
-  t.is(steps, 8, 'every event was numbered');
+  t.is(steps, 16, 'every event was numbered');
 });
 
 test('exit codes and messages do not depend on the locale', async (t) => {

@@ -44,6 +44,7 @@ const COMMANDS: Record<string, () => Promise<Define>> = {
   undo: async () => (await import('./undo.js')).define,
   hook: async () => (await import('./hook.js')).define,
   hooks: async () => (await import('./hooks.js')).define,
+  mcp: async () => (await import('./mcp.js')).define,
   gc: async () => (await import('./gc.js')).define,
   fsck: async () => (await import('./fsck.js')).define,
   stores: async () => (await import('./stores.js')).define,

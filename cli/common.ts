@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { userPath } from '../lib/paths.js';
 import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/errors.js';
+import { HOOK_AGENTS, type HookAgent } from '../lib/hooks-install.js';
 
 export interface GlobalArgs {
   C?: string[];
@@ -65,4 +66,14 @@ export function nonNegativeInt(name: string, value: unknown): number | undefined
 export function workspacePaths(ws: Workspace, argv: GlobalArgs, paths: string[]): string[] {
   const base = startDir(argv);
   return [...new Set(paths.map((p) => userPath(ws.root, base, p)))];
+}
+
+/** The agents named by --agent (repeatable, comma-separated; none or `all` is every one). */
+export function agentsNamed(named: string[] | undefined): HookAgent[] {
+  const list = (named ?? []).flatMap((a) => a.split(','));
+  if (list.length === 0 || list.includes('all')) return [...HOOK_AGENTS];
+  for (const a of list)
+    if (!(HOOK_AGENTS as readonly string[]).includes(a))
+      throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${HOOK_AGENTS.join(', ')}, or all)`);
+  return [...new Set(list)] as HookAgent[];
 }

@@ -1,18 +1,9 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import { Argument, Option, type Command } from 'commander';
-import { CkptError } from '../lib/errors.js';
-import {
-  HOOK_AGENTS,
-  hookStatusWithVerdict,
-  hookTarget,
-  installHooks,
-  uninstallHooks,
-  type HookAgent,
-  type Scope,
-} from '../lib/hooks-install.js';
+import { HOOK_AGENTS, hookStatusWithVerdict, hookTarget, installHooks, uninstallHooks, type Scope } from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/locate.js';
 import { Workspace } from '../lib/workspace.js';
-import { argsOf, printJson, repeatable, startDir, type GlobalArgs } from './common.js';
+import { agentsNamed, argsOf, printJson, repeatable, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 
 interface HooksArgs extends GlobalArgs {
@@ -20,16 +11,6 @@ interface HooksArgs extends GlobalArgs {
   agent?: string[];
   scope?: Scope;
   json?: boolean;
-}
-
-function agentsFrom(argv: HooksArgs): HookAgent[] {
-  const named = (argv.agent ?? []).flatMap((a) => a.split(','));
-  if (named.length === 0 || named.includes('all')) return [...HOOK_AGENTS];
-  for (const a of named) {
-    if (!(HOOK_AGENTS as readonly string[]).includes(a))
-      throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${HOOK_AGENTS.join(', ')}, or all)`);
-  }
-  return [...new Set(named)] as HookAgent[];
 }
 
 function projectRoot(argv: HooksArgs): string {
@@ -47,7 +28,7 @@ export function define(command: Command): Command {
 }
 
 async function runHooks(argv: HooksArgs): Promise<void> {
-  const agents = agentsFrom(argv);
+  const agents = agentsNamed(argv.agent);
   if (argv.action === 'status') {
     const scopes: Scope[] = argv.scope ? [argv.scope] : ['project', 'user'];
     let root: string | undefined;

@@ -324,7 +324,8 @@ export function hookTarget(agent: HookAgent, scope: Scope, projectRoot: string, 
   return { agent, scope, file: path.join(base, spec.file[scope]) };
 }
 
-function readConfig(file: string): Json | undefined {
+/** A JSON config file as an object (undefined when absent); a `config` error when it cannot be used. */
+export function readConfig(file: string): Json | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -363,7 +364,8 @@ function backupPath(file: string, root: string, now = new Date()): string {
   return path.join(root, 'backups', `${stamp}-${name.slice(-150)}`);
 }
 
-function backUp(file: string, env: NodeJS.ProcessEnv): string {
+/** A copy of `file` under the store root's backups/, before it is changed. */
+export function backUp(file: string, env: NodeJS.ProcessEnv): string {
   let backup = backupPath(file, storeRoot(env));
   mkdirSync(path.dirname(backup), { recursive: true, mode: 0o700 });
   for (let n = 2; existsSync(backup); n++) backup = `${backupPath(file, storeRoot(env))}.${n}`;
@@ -371,7 +373,8 @@ function backUp(file: string, env: NodeJS.ProcessEnv): string {
   return backup;
 }
 
-function writeConfig(file: string, config: Json, hadFile: boolean, env: NodeJS.ProcessEnv): string | undefined {
+/** Write a JSON config atomically, backing up the old one first; returns the backup. */
+export function writeConfig(file: string, config: Json, hadFile: boolean, env: NodeJS.ProcessEnv): string | undefined {
   mkdirSync(path.dirname(file), { recursive: true });
   const backup = hadFile ? backUp(file, env) : undefined;
   writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`);

@@ -59,6 +59,7 @@ export async function diffTrees(
   format: DiffFormat,
   color: boolean,
   paths?: string[],
+  scratchObjectDir?: string,
 ): Promise<string> {
   const { stdout } = await git({
     verb: 'diff-tree',
@@ -66,6 +67,7 @@ export async function diffTrees(
     paths: paths?.length ? paths : undefined,
     gitDir: store.gitDir,
     cwd: store.dir,
+    scratchObjectDir,
   });
   return stdout.toString('utf8');
 }

@@ -36,6 +36,11 @@ export function completionTable(): string {
   return path.join(packageRoot(), 'dist', 'completion.json');
 }
 
+/** The MCP server's entry script the agents start. */
+export function mcpEntryScript(): string {
+  return path.join(packageRoot(), 'hooks', 'git-ckpt-mcp');
+}
+
 /** The hook entry script the agents run. */
 export function hookEntryScript(): string {
   return path.join(packageRoot(), 'hooks', 'git-ckpt-hook');

@@ -14,8 +14,6 @@
  * A kill at any moment leaves either no journal (nothing written yet, or all
  * done and recorded) or a journal that --continue and --abort complete exactly.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyEntries, randomTag, removeTmpFiles, type ApplyEntry, type ApplyFailure } from './apply.js';
 import { diskEntry, gatherDiskFacts, tryLstat } from './disk.js';
@@ -47,7 +45,7 @@ import {
 } from './restore-plan.js';
 import { EMPTY_TREE } from './objects.js';
 import type { StoreContext } from './context.js';
-import { captureTree, snapshotLocked } from './snapshot.js';
+import { snapshotLocked, withScratchCapture } from './snapshot.js';
 
 export interface OperationOptions {
   /** Plan and print, change nothing: not the workspace, the store or the ledger. */
@@ -115,27 +113,11 @@ async function captureLive(ctx: StoreContext, dryRun: boolean, message: string):
     // A guard always has an id: it is the new checkpoint, or the latest when nothing changed (the store is not empty then).
     return { tree: result.tree, guard: result.id!, entries: await listTree(repoOf(ctx), result.tree), uncaptured: result.skipped };
   }
-  const scratchDir = mkdtempSync(path.join(tmpdir(), 'git-ckpt-dry-'));
-  try {
-    const indexFile = path.join(scratchDir, 'index');
-    try {
-      copyFileSync(ctx.paths.indexFile, indexFile);
-      // git re-reads entries as new as the index itself (racily clean ones): keep the original's
-      // mtime, or a copy made now would hide a same-size edit made in the same second.
-      const st = statSync(ctx.paths.indexFile);
-      utimesSync(indexFile, st.atime, st.mtime);
-    } catch {
-      /* no index yet: the capture rebuilds one from the latest tree */
-    }
-    const scratch = { indexFile, objectDir: path.join(scratchDir, 'objects') };
-    mkdirSync(scratch.objectDir);
-    const result = await captureTree({ ...ctx, scratch }, { timeBudgetMs: 0 });
+  return withScratchCapture(ctx, async (result, objectDir) => {
     // The tree's objects live in the scratch folder: list it before the folder goes.
-    const entries = await listTree(repoOf(ctx), result.tree, undefined, scratch.objectDir);
+    const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
     return { tree: result.tree, guard: null, entries, uncaptured: result.skipped };
-  } finally {
-    rmSync(scratchDir, { recursive: true, force: true });
-  }
+  });
 }
 
 function totalCounts(plan: Plan, failures: ApplyFailure[]): ActionCounts & { failed: number } {

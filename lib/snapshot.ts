@@ -6,7 +6,9 @@
  * pack (core.bigFileThreshold), so a first snapshot never leaves tens of thousands
  * of loose objects behind.
  */
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { batchLimits, planCapture, secretMatcher, stageUnits, takeBatch, NO_SECRETS } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
 import { Deadline } from './deadline.js';
@@ -406,6 +408,35 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
  * index (diff, status), or into a scratch index and object folder that leave
  * the store byte-identical (dry-run restores). Always returns a tree.
  */
+/**
+ * Capture the live workspace into a scratch index and object folder (under the
+ * system's temporary folder), hand the tree to `use` while they exist, then
+ * remove them: the store stays byte for byte as it was (dry runs and previews).
+ */
+export async function withScratchCapture<T>(
+  ctx: StoreContext,
+  use: (result: Awaited<ReturnType<typeof captureTree>>, objectDir: string) => Promise<T>,
+): Promise<T> {
+  const scratchDir = mkdtempSync(path.join(tmpdir(), 'git-ckpt-dry-'));
+  try {
+    const indexFile = path.join(scratchDir, 'index');
+    try {
+      copyFileSync(ctx.paths.indexFile, indexFile);
+      // git re-reads entries as new as the index itself (racily clean ones): keep the original's
+      // mtime, or a copy made now would hide a same-size edit made in the same second.
+      const st = statSync(ctx.paths.indexFile);
+      utimesSync(indexFile, st.atime, st.mtime);
+    } catch {
+      /* no index yet: the capture rebuilds one from the latest tree */
+    }
+    const scratch = { indexFile, objectDir: path.join(scratchDir, 'objects') };
+    mkdirSync(scratch.objectDir);
+    return await use(await captureTree({ ...ctx, scratch }, { timeBudgetMs: 0 }), scratch.objectDir);
+  } finally {
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+}
+
 export async function captureTree(
   ctx: StoreContext,
   options: { timeBudgetMs?: number } = {},

@@ -10,6 +10,9 @@ const lib = Object.assign(
   ...(await Promise.all(['index', 'capture-plan', 'settings', 'ledger'].map((m) => import(path.join(ROOT, 'dist', 'lib', `${m}.js`))))),
 );
 const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
+const { boundDiff } = await import(path.join(ROOT, 'dist', 'lib', 'agent-tools.js'));
+const { rootFolder } = await import(path.join(ROOT, 'dist', 'lib', 'mcp.js'));
+const { serverEntry } = await import(path.join(ROOT, 'dist', 'lib', 'mcp-install.js'));
 
 const rec = (id, extra = {}) => ({
   v: 1,
@@ -185,4 +188,30 @@ test('index refresh: once a little after files were staged, then at most every 3
   t.false(refreshDue({ staged: now - 60_000, refreshed: now - 20_000 }, now), 'refreshed since the staging');
   t.false(refreshDue({ staged: 0, refreshed: now - 10_000 }, now));
   t.true(refreshDue({ staged: 0, refreshed: now - 31_000 }, now));
+});
+
+test('agent tools: a diff is cut at a line end under the bound, with a line saying how much and how to ask for less', (t) => {
+  const small = 'a\nb\n';
+  t.deepEqual(boundDiff(small, 10), { text: small, truncated: false, bytes: 4 });
+  const long = `${'x'.repeat(5)}\n${'y'.repeat(5)}\n${'z'.repeat(5)}\n`;
+  const cut = boundDiff(long, 14);
+  t.true(cut.truncated);
+  t.is(cut.bytes, 18);
+  t.true(cut.text.startsWith('xxxxx\nyyyyy\n['), 'cut after the last whole line that fits');
+  t.regex(cut.text, /\[diff cut at 12 B of 18 B: ask for fewer paths/);
+  // Multi-byte text is never split inside a character.
+  t.false(boundDiff(`${'é'.repeat(10)}\n`, 7).text.includes('\uFFFD'));
+});
+
+test('MCP: the workspace from a client’s roots is the first local file: URI', (t) => {
+  t.is(rootFolder([{ uri: 'https://example.com/x' }, { uri: 'file:///home/u/project' }, { uri: 'file:///other' }]), '/home/u/project');
+  t.is(rootFolder([{ uri: 'https://example.com/x' }]), undefined);
+  t.is(rootFolder([]), undefined);
+});
+
+test('MCP install: each agent’s entry, through sh and the shipped script', (t) => {
+  t.deepEqual(serverEntry('claude', '/p/hooks/git-ckpt-mcp'), { type: 'stdio', command: 'sh', args: ['/p/hooks/git-ckpt-mcp'] });
+  t.deepEqual(serverEntry('copilot', '/s'), { type: 'local', command: 'sh', args: ['/s'], tools: ['*'] });
+  t.deepEqual(serverEntry('gemini', '/s'), { command: 'sh', args: ['/s'] });
+  t.deepEqual(serverEntry('cursor', '/s'), { command: 'sh', args: ['/s'] });
 });

@@ -1,0 +1,282 @@
+// `git ckpt mcp`: the agent tools over the Model Context Protocol, driven by the
+// official SDK's own client over stdio against the built CLI, on real workspaces.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CLI, ckpt, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+
+/** A connected SDK client for a server started in the workspace; closed when the test ends. */
+async function connect(t, box, args = []) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, ...args, 'mcp'],
+    cwd: box.ws,
+    env: box.env,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const client = new Client({ name: 'git-ckpt-test', version: '1.0.0' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  return { client, stderr: () => stderr };
+}
+
+const call = (client, name, args = {}) => client.callTool({ name, arguments: args });
+
+/** What a dry run must leave alone: the workspace, the store's files and the ledger, byte for byte. */
+function everything(box, skip = ['hook.log']) {
+  return `${treeState(box.ws, { skip: ['.git'] })}\n--store--\n${treeState(storeDir(box), { skip })}`;
+}
+
+async function history(box) {
+  write(box, 'a.txt', 'one\n');
+  write(box, 'keep.txt', 'stays\n');
+  const first = await ckptJson(box, ['snapshot', '-m', 'first']);
+  write(box, 'a.txt', 'two\n');
+  write(box, 'b.txt', 'new file\n');
+  const second = await ckptJson(box, ['snapshot', '-m', 'second']);
+  return { first, second };
+}
+
+test('initialize and list: six tools with schemas, output schemas, annotations and instructions for the model', async (t) => {
+  const box = sandbox();
+  const { client } = await connect(t, box);
+  t.is(client.getServerVersion()?.name, 'git-ckpt');
+  t.regex(client.getInstructions() ?? '', /dry runs unless apply is true/);
+  const { tools } = await client.listTools();
+  t.deepEqual(
+    tools.map((tool) => tool.name),
+    ['checkpoint_now', 'checkpoint_list', 'checkpoint_diff', 'checkpoint_restore', 'checkpoint_undo', 'checkpoint_status'],
+  );
+  const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+  for (const tool of tools) {
+    t.is(tool.inputSchema.type, 'object', tool.name);
+    t.is(tool.outputSchema?.type, 'object', tool.name);
+    t.true(tool.description.length > 80, tool.name);
+  }
+  t.true(byName.checkpoint_list.annotations.readOnlyHint);
+  t.true(byName.checkpoint_diff.annotations.readOnlyHint);
+  t.true(byName.checkpoint_status.annotations.readOnlyHint);
+  t.true(byName.checkpoint_restore.annotations.destructiveHint);
+  t.false(byName.checkpoint_restore.annotations.readOnlyHint);
+  t.false(byName.checkpoint_now.annotations.destructiveHint);
+  t.deepEqual(byName.checkpoint_restore.inputSchema.required, ['target']);
+  t.deepEqual(byName.checkpoint_restore.inputSchema.properties.mode.enum, ['asof', 'revert']);
+});
+
+test('checkpoint_now, list, diff and status on a real workspace: text for the model, structured content for programs', async (t) => {
+  const box = sandbox();
+  const { first, second } = await history(box);
+  const userGit = treeState(path.join(box.ws, '.git'));
+  const { client } = await connect(t, box);
+
+  write(box, 'c.txt', 'before a risky command\n');
+  const now = await call(client, 'checkpoint_now', { message: 'before the migration' });
+  t.falsy(now.isError);
+  t.true(now.structuredContent.created);
+  t.regex(now.content[0].text, /^checkpoint [0-9a-f]{8} taken \(\+1 ~0 -0\): c\.txt/);
+  const again = await call(client, 'checkpoint_now', {});
+  t.false(again.structuredContent.created);
+  t.regex(again.content[0].text, /nothing changed since checkpoint/);
+
+  const list = await call(client, 'checkpoint_list', { limit: 2 });
+  t.is(list.structuredContent.total, 3);
+  t.is(list.structuredContent.shown, 2);
+  t.is(list.structuredContent.more, 1);
+  t.is(list.structuredContent.checkpoints[0].id, now.structuredContent.id);
+  t.is(list.structuredContent.checkpoints[0].message, 'before the migration');
+  t.is(list.structuredContent.checkpoints[1].id, second.id);
+  t.deepEqual(list.structuredContent.checkpoints[1].stats, { added: 1, modified: 1, deleted: 0 });
+  t.regex(list.content[0].text, /1 older checkpoint\(s\) not shown/);
+
+  write(box, 'a.txt', 'three\n');
+  const stat = await call(client, 'checkpoint_diff', {});
+  t.regex(stat.structuredContent.diff, /a\.txt \| 2 \+-/);
+  const patch = await call(client, 'checkpoint_diff', { from: first.id.slice(0, 8), to: second.id.slice(0, 8), format: 'patch' });
+  t.regex(patch.structuredContent.diff, /-one\n\+two/);
+  t.regex(patch.structuredContent.diff, /new file mode/);
+  const onePath = await call(client, 'checkpoint_diff', { from: first.id.slice(0, 8), paths: ['b.txt'], format: 'patch' });
+  t.notRegex(onePath.structuredContent.diff, /a\.txt/);
+
+  const status = await call(client, 'checkpoint_status');
+  t.is(status.structuredContent.checkpoints, 3);
+  t.true(status.structuredContent.dirty);
+  t.is(status.structuredContent.latest.id, now.structuredContent.id);
+  t.regex(status.content[0].text, /3 checkpoint\(s\) in 0 session\(s\)/);
+  t.is(treeState(path.join(box.ws, '.git')), userGit, "the user's .git is untouched");
+});
+
+test('restore and undo are dry runs unless apply is true: nothing changes; applied, they round-trip byte for byte', async (t) => {
+  const box = sandbox();
+  const { first } = await history(box);
+  write(box, 'a.txt', 'uncommitted work\n');
+  const { client } = await connect(t, box);
+  const before = everything(box);
+  const content = workspaceState(box);
+
+  const plan = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8) });
+  t.falsy(plan.isError);
+  t.true(plan.structuredContent.dryRun);
+  t.deepEqual(plan.structuredContent.files, [{ path: 'a.txt', action: 'restore' }]);
+  t.deepEqual(plan.structuredContent.leftovers, ['b.txt']);
+  t.regex(plan.structuredContent.diff, /-uncommitted work\n\+one/);
+  t.regex(plan.content[0].text, /DRY RUN, nothing was written/);
+  t.regex(plan.content[0].text, /apply: true/);
+  const deleting = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8), deleteNew: true });
+  t.deepEqual(
+    deleting.structuredContent.files.map((f) => `${f.action} ${f.path}`),
+    ['restore a.txt', 'delete b.txt'],
+  );
+  t.regex(deleting.structuredContent.diff, /deleted file mode[\s\S]*-new file/);
+  const revertPlan = await call(client, 'checkpoint_restore', { target: 'latest', mode: 'revert' });
+  t.true(revertPlan.structuredContent.dryRun);
+  t.is(everything(box), before, 'dry runs wrote nothing: workspace, store and ledger are byte-identical');
+
+  const applied = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8), apply: true });
+  t.false(applied.structuredContent.dryRun);
+  t.truthy(applied.structuredContent.guard);
+  t.regex(applied.content[0].text, /checkpoint_undo with apply: true/);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'one\n');
+  t.is(readFileSync(path.join(box.ws, 'b.txt'), 'utf8'), 'new file\n', 'a leftover is left alone');
+
+  const undoPlan = await call(client, 'checkpoint_undo');
+  t.true(undoPlan.structuredContent.dryRun);
+  t.regex(undoPlan.structuredContent.diff, /-one\n\+uncommitted work/);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'one\n');
+  const undone = await call(client, 'checkpoint_undo', { apply: true });
+  t.falsy(undone.isError);
+  t.is(workspaceState(box), content, 'undo brings back the exact state before the restore');
+  t.true(ledgerLines(box).some((r) => r.kind === 'undo'));
+});
+
+test('bad calls are tool errors with one sentence, never a crash: unknown addresses, options as ids, hostile paths, oversized arguments', async (t) => {
+  const box = sandbox();
+  await history(box);
+  const { client } = await connect(t, box);
+  // Reading the history may refresh the degraded probe's cache; nothing else may change.
+  const before = everything(box, ['hook.log', 'probe.json']);
+  const cases = [
+    ['checkpoint_restore', { target: 'ffffffffff' }, /unknown checkpoint/],
+    ['checkpoint_restore', { target: '--output=/tmp/x' }, /not a checkpoint address/],
+    ['checkpoint_diff', { from: 'latest~9' }, /only 2 checkpoints exist/],
+    ['checkpoint_restore', { target: 'latest', paths: ['../outside.txt'] }, /outside the workspace/],
+    ['checkpoint_restore', { target: 'latest', paths: ['.git/config'] }, /path refused/],
+    ['checkpoint_diff', { paths: ['/etc/passwd'] }, /outside the workspace/],
+    ['checkpoint_restore', { target: 'latest', mode: 'revert', paths: ['a.txt'] }, /asof" only/],
+    ['checkpoint_list', { limit: -3 }, /limit/],
+    ['checkpoint_restore', { mode: 'asof' }, /target/],
+    ['checkpoint_diff', { paths: Array.from({ length: 40 }, (_, i) => `${'x'.repeat(2000)}${i}`) }, /64 KiB/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    const r = await call(client, name, args);
+    t.true(r.isError, `${name} ${JSON.stringify(args).slice(0, 80)}`);
+    t.regex(r.content[0].text, pattern, name);
+    t.false(r.content[0].text.includes('\n    at '), 'no stack trace');
+  }
+  t.is(everything(box, ['hook.log', 'probe.json']), before, 'nothing changed');
+  // Still serving.
+  t.is((await call(client, 'checkpoint_list')).structuredContent.total, 2);
+});
+
+test('a malformed line on stdin does not stop the server, and its stdout carries only JSON-RPC', async (t) => {
+  const box = sandbox();
+  await history(box);
+  const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: box.ws, env: box.env });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  const send = (message) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  const waitFor = async (id) => {
+    for (let i = 0; i < 200; i++) {
+      const line = out.split('\n').find((l) => l.includes(`"id":${id}`));
+      if (line) return JSON.parse(line);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`no answer to ${id}: ${out}`);
+  };
+  send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  await waitFor(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send('{"this is": not json');
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'checkpoint_list', arguments: {} } });
+  const listed = await waitFor(2);
+  t.is(listed.result.structuredContent.total, 2);
+  child.stdin.end();
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  t.is(code, 0);
+  for (const line of out.split('\n').filter(Boolean)) t.is(JSON.parse(line).jsonrpc, '2.0', line.slice(0, 80));
+});
+
+test('hooks keep working while the server runs: a hook checkpoint shows in the next list, the server holding no lock', async (t) => {
+  const box = sandbox();
+  await history(box);
+  const { client } = await connect(t, box);
+  t.is((await call(client, 'checkpoint_list')).structuredContent.total, 2);
+  write(box, 'by-agent.txt', 'written by a tool\n');
+  const hook = spawn(process.execPath, [CLI, 'hook', 'claude', 'post'], { cwd: box.ws, env: box.env });
+  hook.stdin.end(
+    JSON.stringify({
+      session_id: 'sess-mcp',
+      prompt_id: 'p1',
+      cwd: box.ws,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Write',
+      tool_use_id: 'toolu_1',
+    }),
+  );
+  t.is(await new Promise((resolve) => hook.on('close', resolve)), 0);
+  const list = await call(client, 'checkpoint_list', { limit: 1 });
+  t.is(list.structuredContent.total, 3);
+  t.is(list.structuredContent.checkpoints[0].session, 'sess-mcp');
+  t.deepEqual(list.structuredContent.checkpoints[0].paths, ['A by-agent.txt']);
+  // And a CLI command at the same time.
+  t.is((await ckpt(box, ['log', '--oneline'])).code, 0);
+});
+
+test('a long diff is cut at 64 KiB with a line saying how to ask for less', async (t) => {
+  const box = sandbox();
+  write(box, 'big.txt', '');
+  await ckptJson(box, ['snapshot']);
+  writeFileSync(path.join(box.ws, 'big.txt'), Array.from({ length: 8000 }, (_, i) => `line ${i} ${'y'.repeat(20)}\n`).join(''));
+  const { client } = await connect(t, box);
+  const r = await call(client, 'checkpoint_diff', { format: 'patch' });
+  t.true(r.structuredContent.truncated);
+  t.true(Buffer.byteLength(r.structuredContent.diff) <= 64 * 1024 + 300);
+  t.true(r.structuredContent.bytes > 64 * 1024);
+  t.regex(r.structuredContent.diff, /\[diff cut at 64 KiB of \d+ KiB: ask for fewer paths/);
+});
+
+test('-C and the client’s roots name the workspace', async (t) => {
+  const box = sandbox();
+  await history(box);
+  const elsewhere = sandbox();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, '-C', box.ws, 'mcp'],
+    cwd: elsewhere.ws,
+    env: box.env,
+  });
+  const client = new Client({ name: 't', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  t.is((await call(client, 'checkpoint_status')).structuredContent.workspace, box.ws);
+
+  const rooted = new Client({ name: 't', version: '1' }, { capabilities: { roots: {} } });
+  const { ListRootsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  rooted.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: `file://${box.ws}`, name: 'project' }] }));
+  await rooted.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: elsewhere.ws, env: box.env }));
+  t.teardown(() => rooted.close());
+  t.is((await call(rooted, 'checkpoint_status')).structuredContent.workspace, box.ws);
+});

@@ -54,7 +54,10 @@ export function boundDiff(diff: string, max = DIFF_MAX_BYTES): { text: string; t
   const bytes = Buffer.byteLength(diff);
   if (bytes <= max) return { text: diff, truncated: false, bytes };
   // The bytes that fit, less a character the bound split in two (decoded as U+FFFD).
-  const head = Buffer.from(diff).subarray(0, max).toString('utf8').replace(/\uFFFD$/, '');
+  const head = Buffer.from(diff)
+    .subarray(0, max)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   const cut = head.lastIndexOf('\n') + 1 || head.length;
   const shown = head.slice(0, cut);
   const note = `[diff cut at ${formatBytes(Buffer.byteLength(shown))} of ${formatBytes(bytes)}: ask for fewer paths (paths: [...]), a narrower range (from/to), or format "stat"]\n`;

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { AGENT_INSTRUCTIONS, AGENT_TOOLS, ARGUMENTS_MAX_BYTES, type AgentTool } from './agent-tools.js';
 import { asCkptError } from './errors.js';
 import { Workspace } from './workspace.js';
@@ -37,6 +38,9 @@ export function rootFolder(roots: { uri: string }[]): string | undefined {
   }
   return undefined;
 }
+
+/** Every result's first field: the text a person or a model reads. */
+const summary = z.string().describe('the result in words, as a person would read it');
 
 /** How long the first call waits for the client to say its roots. */
 const ROOTS_WAIT_MS = 5000;
@@ -70,7 +74,7 @@ export async function serveMcp(options: McpOptions): Promise<void> {
         title: tool.title,
         description: tool.description,
         inputSchema: tool.input,
-        outputSchema: tool.output,
+        outputSchema: { summary, ...tool.output },
         annotations: tool.annotations,
       },
       async (args: Record<string, unknown>): Promise<CallToolResult> => {
@@ -80,7 +84,8 @@ export async function serveMcp(options: McpOptions): Promise<void> {
           await rootsKnown;
           const ws = Workspace.open(workspaceDir ?? options.cwd, { env: options.env });
           const result = await tool.run(ws, args as never);
-          return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
+          // Clients that pass the model the structured content alone (Claude Code does) still give it the readable text.
+          return { content: [{ type: 'text', text: result.text }], structuredContent: { summary: result.text, ...result.structured } };
         } catch (caught) {
           const err = asCkptError(caught);
           if (err.code === 'internal')

@@ -1,12 +1,12 @@
 // `git ckpt mcp`: the agent tools over the Model Context Protocol, driven by the
 // official SDK's own client over stdio against the built CLI, on real workspaces.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, ckpt, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { CLI, ROOT, ckpt, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** A connected SDK client for a server started in the workspace; closed when the test ends. */
 async function connect(t, box, args = []) {
@@ -279,4 +279,74 @@ test('-C and the client’s roots name the workspace', async (t) => {
   await rooted.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: elsewhere.ws, env: box.env }));
   t.teardown(() => rooted.close());
   t.is((await call(rooted, 'checkpoint_status')).structuredContent.workspace, box.ws);
+});
+
+test('mcp install: each agent’s own MCP config, merged and idempotent, backups outside the project; status and uninstall', async (t) => {
+  const box = sandbox();
+  write(box, '.mcp.json', `${JSON.stringify({ mcpServers: { other: { command: 'other-server' } } }, null, 2)}\n`);
+  const userToml = '# my codex settings\nmodel = "o4"\n\n[mcp_servers.docs]\ncommand = "docs-server" # keep me\n';
+  mkdirSync(path.join(box.home, '.codex'), { recursive: true });
+  writeFileSync(path.join(box.home, '.codex', 'config.toml'), userToml);
+  const installed = await ckptJson(box, ['mcp', 'install']);
+  t.deepEqual(
+    installed.map((r) => [r.agent, path.relative(box.ws, r.file), r.changed]),
+    [
+      ['claude', '.mcp.json', true],
+      ['codex', '.codex/config.toml', true],
+      ['gemini', '.gemini/settings.json', true],
+      ['cursor', '.cursor/mcp.json', true],
+      ['copilot', '.github/mcp.json', true],
+    ],
+  );
+  const script = path.join(ROOT, 'hooks', 'git-ckpt-mcp');
+  const claude = JSON.parse(readFileSync(path.join(box.ws, '.mcp.json'), 'utf8'));
+  t.deepEqual(claude.mcpServers.other, { command: 'other-server' }, 'other servers stay');
+  t.deepEqual(claude.mcpServers['git-ckpt'], { type: 'stdio', command: 'sh', args: [script] });
+  t.true(installed[0].backup.startsWith(box.store), 'the backup is under the store root, not in the project');
+  t.regex(readFileSync(path.join(box.ws, '.codex', 'config.toml'), 'utf8'), /\[mcp_servers\.git-ckpt\]\ncommand = "sh"/);
+  t.is(JSON.parse(readFileSync(path.join(box.ws, '.github', 'mcp.json'), 'utf8')).mcpServers['git-ckpt'].type, 'local');
+
+  const again = await ckptJson(box, ['mcp', 'install']);
+  t.true(
+    again.every((r) => !r.changed),
+    'installing twice changes nothing',
+  );
+  const status = await ckptJson(box, ['mcp', 'status']);
+  t.deepEqual(
+    status.filter((r) => r.scope === 'project').map((r) => r.state),
+    ['installed', 'installed', 'installed', 'installed', 'installed'],
+  );
+
+  const user = await ckptJson(box, ['mcp', 'install', '--agent', 'codex', '--scope', 'user']);
+  t.true(user[0].changed);
+  const toml = readFileSync(path.join(box.home, '.codex', 'config.toml'), 'utf8');
+  t.true(toml.startsWith(userToml), 'the user’s own TOML, comments included, is kept as it was');
+  t.regex(toml, /# git-ckpt: begin[\s\S]*\[mcp_servers\.git-ckpt\][\s\S]*# git-ckpt: end\n$/);
+  await ckptJson(box, ['mcp', 'uninstall', '--agent', 'codex', '--scope', 'user']);
+  t.is(readFileSync(path.join(box.home, '.codex', 'config.toml'), 'utf8'), userToml, 'uninstall gives the file back byte for byte');
+
+  const removed = await ckptJson(box, ['mcp', 'uninstall']);
+  t.true(removed.every((r) => r.changed));
+  t.deepEqual(JSON.parse(readFileSync(path.join(box.ws, '.mcp.json'), 'utf8')).mcpServers, { other: { command: 'other-server' } });
+  t.false(readFileSync(path.join(box.ws, '.codex', 'config.toml'), 'utf8').includes('git-ckpt'));
+  t.deepEqual(
+    (await ckptJson(box, ['mcp', 'status', '--scope', 'project'])).map((r) => r.state),
+    ['not installed', 'not installed', 'not installed', 'not installed', 'not installed'],
+  );
+});
+
+test('mcp install refuses a config it cannot read or would break, and leaves it untouched', async (t) => {
+  const box = sandbox();
+  write(box, '.cursor/mcp.json', '{ not json');
+  const broken = await ckpt(box, ['mcp', 'install', '--agent', 'cursor']);
+  t.is(broken.code, 1);
+  t.regex(broken.stderr, /^git-ckpt: cannot parse .*mcp\.json .*left untouched\n$/);
+  t.is(readFileSync(path.join(box.ws, '.cursor', 'mcp.json'), 'utf8'), '{ not json');
+  // An inline table cannot take another [mcp_servers.*] table: the result would not parse.
+  write(box, '.codex/config.toml', 'mcp_servers = { docs = { command = "d" } }\n');
+  const inline = await ckpt(box, ['mcp', 'install', '--agent', 'codex']);
+  t.is(inline.code, 1);
+  t.regex(inline.stderr, /would not parse.*left untouched/);
+  t.is(readFileSync(path.join(box.ws, '.codex', 'config.toml'), 'utf8'), 'mcp_servers = { docs = { command = "d" } }\n');
+  t.is((await ckpt(box, ['mcp', 'install', '--agent', 'nobody'])).code, 2);
 });

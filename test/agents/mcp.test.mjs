@@ -1,0 +1,119 @@
+// The agent tools through a real agent's own MCP client: Claude Code 2.1.332
+// starts `git ckpt mcp` from the .mcp.json that `git ckpt mcp install` wrote,
+// and its scripted model lists checkpoints, asks for a restore plan (a dry run),
+// then applies it. What the model received back and the workspace afterwards
+// are checked.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { ckpt, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
+import { marker, runClaude, startClaudeServer } from './claude.mjs';
+
+const claude = installAgent('claude');
+
+/** The tool results the model received for its calls of `name`, in order: [{ text, isError }]. */
+function toolResults(server, name) {
+  const ids = new Set(server.calls.filter((c) => c.name === name).map((c) => c.id));
+  const seen = new Map();
+  for (const { body } of server.requests) {
+    for (const message of body?.messages ?? []) {
+      if (message.role !== 'user' || !Array.isArray(message.content)) continue;
+      for (const block of message.content) {
+        if (block.type !== 'tool_result' || !ids.has(block.tool_use_id)) continue;
+        const text = typeof block.content === 'string' ? block.content : block.content.map((c) => c.text ?? '').join('\n');
+        seen.set(block.tool_use_id, { text, isError: Boolean(block.is_error) });
+      }
+    }
+  }
+  return [...ids].map((id) => seen.get(id));
+}
+
+if (claude.skip) {
+  test('claude mcp: SKIPPED (the CLI could not be installed)', (t) => {
+    t.log(claude.skip);
+    t.pass();
+  });
+} else {
+  test('claude: the model lists checkpoints, gets a restore plan (dry run), applies it; the workspace is back to before turn 1', async (t) => {
+    const box = sandbox();
+    const ws = box.ws;
+    writeFileSync(path.join(ws, 'app.txt'), 'version 1\n');
+    git(box, ['add', '-A']);
+    git(box, ['commit', '-qm', 'app']);
+    const fingerprint = gitDirFingerprint(box);
+    t.is((await ckpt(box, ['hooks', 'install', '--agent', 'claude'])).code, 0);
+    const mcp = await ckpt(box, ['mcp', 'install', '--agent', 'claude']);
+    t.is(mcp.code, 0, mcp.stderr);
+    // What a person does once when Claude Code asks about the project's .mcp.json.
+    writeFileSync(path.join(ws, '.claude', 'settings.local.json'), `${JSON.stringify({ enabledMcpjsonServers: ['git-ckpt'] })}\n`);
+    const before = workspaceFiles(box);
+
+    const tool = (name) => `mcp__git-ckpt__${name}`;
+    const scripts = {
+      t1: [
+        { tools: [{ name: 'Write', input: { file_path: `${ws}/notes.txt`, content: 'notes\n' } }] },
+        { tools: [{ name: 'Bash', input: { command: "sed -i 's/1/2/' app.txt", description: 'Bump the version' } }] },
+        { text: 'Turn 1 done.' },
+      ],
+      t2: [
+        { tools: [{ name: tool('checkpoint_list'), input: { limit: 10 } }] },
+        { tools: [{ name: tool('checkpoint_restore'), input: { target: 'turn:1', deleteNew: true } }] },
+        { tools: [{ name: tool('checkpoint_restore'), input: { target: 'turn:1', deleteNew: true, apply: true } }] },
+        { text: 'Rewound.' },
+      ],
+    };
+    const server = await startClaudeServer(scripts);
+    t.teardown(() => server.close());
+    const r1 = await runClaude(claude.bin, box, server, `${marker('t1')} Write notes and bump the version.`);
+    t.is(r1.code, 0, r1.stderr);
+    t.is(readFileSync(path.join(ws, 'app.txt'), 'utf8'), 'version 2\n');
+    const r2 = await runClaude(claude.bin, box, server, `${marker('t2')} Undo everything you did in turn 1.`, { resume: true });
+    t.is(r2.code, 0, r2.stderr);
+    t.regex(r2.stdout, /Rewound\./);
+    t.deepEqual(server.unexpected, []);
+    t.deepEqual(server.outbound, []);
+
+    // Claude Code defers MCP tools behind its ToolSearch tool: their names reach the model in the request text.
+    const sent = JSON.stringify(server.requests.map((r) => r.body));
+    for (const name of [
+      'checkpoint_now',
+      'checkpoint_list',
+      'checkpoint_diff',
+      'checkpoint_restore',
+      'checkpoint_undo',
+      'checkpoint_status',
+    ])
+      t.true(sent.includes(tool(name)), `${name} made known to the model`);
+
+    // Claude Code hands the model the structured content as JSON; its summary is the readable text.
+    const [list] = toolResults(server, tool('checkpoint_list'));
+    t.truthy(list, 'the model received the list');
+    t.false(list.isError);
+    const listed = JSON.parse(list.text);
+    t.regex(listed.summary, /turn 1 “\[\[ckpt t1\]\] Write notes and bump the version\.”/);
+    t.true(listed.checkpoints.some((c) => c.paths.includes('A notes.txt') && c.tool === 'Write'));
+    const [plan, applied] = toolResults(server, tool('checkpoint_restore')).map((r) => ({ ...r, json: JSON.parse(r.text) }));
+    t.false(plan.isError, plan.text);
+    t.true(plan.json.dryRun);
+    t.deepEqual(
+      plan.json.files.map((f) => `${f.action} ${f.path}`),
+      ['restore app.txt', 'delete notes.txt'],
+    );
+    t.regex(plan.json.summary, /DRY RUN, nothing was written/);
+    t.regex(plan.json.diff, /-version 2\n\+version 1/);
+    t.false(applied.isError, applied.text);
+    t.false(applied.json.dryRun);
+    t.regex(applied.json.summary, /checkpoint_undo with apply: true/);
+
+    t.deepEqual(workspaceFiles(box), before, 'the workspace is as it was before turn 1');
+    t.is(gitDirFingerprint(box), fingerprint, "the user's .git is untouched");
+    const records = ledgerRecords(box);
+    t.true(
+      records.some((r) => r.kind === 'restore'),
+      'the restore is journaled and recorded, undoable',
+    );
+    const undo = await ckpt(box, ['undo']);
+    t.is(undo.code, 0, undo.stderr);
+    t.is(readFileSync(path.join(ws, 'notes.txt'), 'utf8'), 'notes\n', 'and the person can take the rewind back');
+  });
+}

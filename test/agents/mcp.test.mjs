@@ -1,13 +1,14 @@
-// The agent tools through a real agent's own MCP client: Claude Code 2.1.332
-// starts `git ckpt mcp` from the .mcp.json that `git ckpt mcp install` wrote,
-// and its scripted model lists checkpoints, asks for a restore plan (a dry run),
-// then applies it. What the model received back and the workspace afterwards
-// are checked.
+// The agent tools through a real agent's own MCP client. Claude Code 2.1.332 and
+// Gemini CLI 0.61.0 start `git ckpt mcp` from the config `git ckpt mcp install`
+// wrote (.mcp.json, .gemini/settings.json); their scripted models list
+// checkpoints, ask for a restore plan (a dry run), then apply it. What the model
+// received back and the workspace afterwards are checked.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { ckpt, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
 import { marker, runClaude, startClaudeServer } from './claude.mjs';
+import { configureGemini, describeRun, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
 const claude = installAgent('claude');
 
@@ -115,5 +116,78 @@ if (claude.skip) {
     const undo = await ckpt(box, ['undo']);
     t.is(undo.code, 0, undo.stderr);
     t.is(readFileSync(path.join(ws, 'notes.txt'), 'utf8'), 'notes\n', 'and the person can take the rewind back');
+  });
+}
+
+const gemini = installAgent('gemini');
+
+/** What Gemini CLI sent back to the model for each of its calls of `name`: the functionResponse parts, in order. */
+function functionResponses(server, name) {
+  const last = server.requests.at(-1)?.body;
+  return (last?.contents ?? []).flatMap((c) =>
+    (c.parts ?? []).filter((p) => p.functionResponse?.name === name).map((p) => p.functionResponse.response),
+  );
+}
+
+if (gemini.skip) {
+  test('gemini mcp: SKIPPED (the CLI could not be installed)', (t) => {
+    t.log(gemini.skip);
+    t.pass();
+  });
+} else {
+  test('gemini: the model lists checkpoints, gets a restore plan (dry run), applies it, through the settings.json mcpServers entry', async (t) => {
+    const box = sandbox();
+    const ws = box.ws;
+    writeFileSync(path.join(ws, 'app.txt'), 'version 1\n');
+    git(box, ['add', '-A']);
+    git(box, ['commit', '-qm', 'app']);
+    const scripts = {
+      t1: [
+        { calls: [{ name: 'write_file', args: { file_path: `${ws}/notes.txt`, content: 'notes\n' } }] },
+        { calls: [{ name: 'run_shell_command', args: { command: "sed -i 's/1/2/' app.txt", description: 'Bump the version' } }] },
+        { text: 'Turn 1 done.' },
+      ],
+      t2: [],
+    };
+    const server = await startGeminiServer(scripts);
+    t.teardown(() => server.close());
+    const env = configureGemini(box, server);
+    t.is((await ckpt(box, ['hooks', 'install', '--agent', 'gemini'])).code, 0);
+    const mcp = await ckpt(box, ['mcp', 'install', '--agent', 'gemini']);
+    t.is(mcp.code, 0, mcp.stderr);
+    const before = workspaceFiles(box);
+
+    const r1 = await runGeminiTurn(gemini, box, env, `${marker('t1')} Write notes and bump the version.`);
+    t.is(r1.code, 0, describeRun('turn 1', r1));
+    // The names Gemini CLI declared for our tools (it qualifies MCP tools with the server's name).
+    const declared = server.requests.flatMap((r) =>
+      (r.body?.tools ?? []).flatMap((x) => (x.functionDeclarations ?? []).map((d) => d.name)),
+    );
+    const named = (tool) => declared.find((d) => d.endsWith(tool) && d.includes('git-ckpt'));
+    for (const tool of [
+      'checkpoint_now',
+      'checkpoint_list',
+      'checkpoint_diff',
+      'checkpoint_restore',
+      'checkpoint_undo',
+      'checkpoint_status',
+    ])
+      t.truthy(named(tool), `${tool} declared to the model (declared: ${[...new Set(declared)].join(' ')})`);
+    scripts.t2.push(
+      { calls: [{ name: named('checkpoint_list'), args: { limit: 10 } }] },
+      { calls: [{ name: named('checkpoint_restore'), args: { target: 'turn:1', deleteNew: true } }] },
+      { calls: [{ name: named('checkpoint_restore'), args: { target: 'turn:1', deleteNew: true, apply: true } }] },
+      { text: 'Rewound.' },
+    );
+    const r2 = await runGeminiTurn(gemini, box, env, `${marker('t2')} Undo everything you did in turn 1.`, { resume: true });
+    t.is(r2.code, 0, describeRun('turn 2', r2));
+    const text = (response) => JSON.stringify(response);
+    const [list] = functionResponses(server, named('checkpoint_list'));
+    t.regex(text(list), /notes\.txt/, 'the model received the list');
+    const [plan, applied] = functionResponses(server, named('checkpoint_restore'));
+    t.regex(text(plan), /DRY RUN, nothing was written/);
+    t.regex(text(plan), /delete\s+notes\.txt/);
+    t.regex(text(applied), /checkpoint_undo with apply: true/);
+    t.deepEqual(workspaceFiles(box), before, 'the workspace is as it was before turn 1');
   });
 }

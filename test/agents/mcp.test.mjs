@@ -173,6 +173,7 @@ if (gemini.skip) {
       'checkpoint_status',
     ])
       t.truthy(named(tool), `${tool} declared to the model (declared: ${[...new Set(declared)].join(' ')})`);
+    t.log(`Gemini CLI names the tools ${named('checkpoint_list')} and so on`);
     scripts.t2.push(
       { calls: [{ name: named('checkpoint_list'), args: { limit: 10 } }] },
       { calls: [{ name: named('checkpoint_restore'), args: { target: 'turn:1', deleteNew: true } }] },

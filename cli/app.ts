@@ -45,6 +45,7 @@ const COMMANDS: Record<string, () => Promise<Define>> = {
   hook: async () => (await import('./hook.js')).define,
   hooks: async () => (await import('./hooks.js')).define,
   mcp: async () => (await import('./mcp.js')).define,
+  ui: async () => (await import('./ui.js')).define,
   gc: async () => (await import('./gc.js')).define,
   fsck: async () => (await import('./fsck.js')).define,
   stores: async () => (await import('./stores.js')).define,

@@ -36,6 +36,9 @@ export function parseAddress(input: string): Address {
   );
 }
 
+/** Marks an address that is well formed but names nothing that exists (a web API answers 404). */
+const NOT_FOUND = { notFound: true };
+
 /** Pure: resolve against records ordered oldest first. */
 export function resolveAddress(records: readonly CheckpointRecord[], input: string): CheckpointRecord {
   const address = parseAddress(input);
@@ -43,13 +46,17 @@ export function resolveAddress(records: readonly CheckpointRecord[], input: stri
     if (records.length === 0) throw new CkptError('nothing', 'no checkpoints yet (take one with: git ckpt snapshot)');
     const record = records[records.length - 1 - address.back];
     if (!record) {
-      throw new CkptError('bad-address', `${input.trim()}: only ${records.length} checkpoint${records.length === 1 ? '' : 's'} exist`);
+      throw new CkptError(
+        'bad-address',
+        `${input.trim()}: only ${records.length} checkpoint${records.length === 1 ? '' : 's'} exist`,
+        NOT_FOUND,
+      );
     }
     return record;
   }
   if (address.kind === 'before-turn') return resolveBeforeTurn(records, address.turn, address.session);
   const matches = records.filter((r) => r.id.startsWith(address.prefix));
-  if (matches.length === 0) throw new CkptError('bad-address', `unknown checkpoint: ${address.prefix}`);
+  if (matches.length === 0) throw new CkptError('bad-address', `unknown checkpoint: ${address.prefix}`, NOT_FOUND);
   if (matches.length > 1) throw new CkptError('bad-address', `checkpoint ${address.prefix} is ambiguous (${matches.length} matches)`);
   return matches[0]!;
 }
@@ -64,7 +71,7 @@ export function resolveSession(records: readonly CheckpointRecord[], prefix?: st
   const exact = sessions.find((s) => s === prefix);
   if (exact) return exact;
   const matches = sessions.filter((s) => s.startsWith(prefix));
-  if (matches.length === 0) throw new CkptError('bad-address', `unknown session: ${JSON.stringify(prefix).slice(0, 80)}`);
+  if (matches.length === 0) throw new CkptError('bad-address', `unknown session: ${JSON.stringify(prefix).slice(0, 80)}`, NOT_FOUND);
   if (matches.length > 1)
     throw new CkptError('bad-address', `session ${JSON.stringify(prefix).slice(0, 80)} is ambiguous (${matches.length} matches)`);
   return matches[0]!;
@@ -85,7 +92,7 @@ export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: nu
   const label = `turn ${turn} of session ${session.slice(0, 12)}`;
   if (!first) {
     const last = inSession.at(-1)?.turn;
-    throw new CkptError('bad-address', `no ${label}${last ? ` (its last turn is ${last})` : ''}`);
+    throw new CkptError('bad-address', `no ${label}${last ? ` (its last turn is ${last})` : ''}`, NOT_FOUND);
   }
   const opensTurn =
     first.phase === 'turn-start' || first.kind === 'pre' || first.phase === 'pre' || (first.kind === 'turn' && first.phase !== 'turn-end');

@@ -383,12 +383,19 @@ export class Workspace {
    */
   async show(
     address: string,
-    options: { format?: DiffFormat; color?: boolean } = {},
+    options: { format?: DiffFormat; color?: boolean; paths?: string[] } = {},
   ): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
     const view = await this.checked();
     const record = resolveInView(view, address);
     const { from, base } = showBase(view.records, view.degraded, record);
-    const diff = await diffTrees(this.storePaths!, from, record.id, options.format ?? 'patch-with-stat', options.color ?? false);
+    const diff = await diffTrees(
+      this.storePaths!,
+      from,
+      record.id,
+      options.format ?? 'patch-with-stat',
+      options.color ?? false,
+      options.paths,
+    );
     return { record, diff, ...(base ? { base } : {}) };
   }
 

@@ -5,7 +5,9 @@
 // - hook.bundle.js: what an agent hook runs, in one file with nothing it does
 //   not need. Restore, gc and fsck stay out: the workspace loads them on first
 //   use, which a hook never makes, from the unbundled dist/lib/.
-import { chmodSync } from 'node:fs';
+// - ui/: the web timeline's page (`git ckpt ui`), TypeScript and CSS bundled into
+//   dist/ui/ with everything it uses (no CDN: it works offline).
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -56,3 +58,17 @@ await Promise.all([
   }),
 ]);
 chmodSync(path.join(out, 'main.js'), 0o755);
+
+const uiOut = path.join(root, 'dist', 'ui');
+mkdirSync(uiOut, { recursive: true });
+await build({
+  entryPoints: { app: path.join(root, 'ui', 'app.ts') },
+  outdir: uiOut,
+  bundle: true,
+  platform: 'browser',
+  format: 'esm',
+  target: ['chrome110', 'firefox110', 'safari16'],
+  minify: true,
+  logLevel: 'warning',
+});
+copyFileSync(path.join(root, 'ui', 'index.html'), path.join(uiOut, 'index.html'));

@@ -159,8 +159,14 @@ function buildRows(): void {
 function rowNode(row: Row, index: number): HTMLElement {
   const selected = index === state.selected ? ' selected' : '';
   if (row.kind === 'session') {
-    const label = row.session === null ? 'outside any agent session' : `session ${row.session.slice(0, 12)}`;
-    return el('div', { class: `row session${selected}` }, el('span', { class: 'agent' }, row.agent ?? ''), el('span', {}, label));
+    const label = row.session === null ? 'outside any agent session' : `session ${row.session.slice(0, 16)}`;
+    return el(
+      'div',
+      { class: `row session${selected}`, title: row.session ?? '' },
+      el('span', { class: 'agent' }, row.agent ?? ''),
+      el('span', {}, label),
+      el('span', { class: 'when' }, age(row.time)),
+    );
   }
   if (row.kind === 'turn')
     return el(

@@ -1,0 +1,214 @@
+// `git ckpt ui` in a real browser: Debian's Chromium driven by playwright-core.
+// A scripted Claude Code session goes through the real hook command; the page
+// must show its sessions and turns, a checkpoint's diff, a restore to before
+// turn 2 (preview, confirm, files on disk) and its undo. Screenshots of the main
+// views are saved in test/artifacts/ for a person to look at.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { chromium } from 'playwright-core';
+import { CLI, ROOT, sandbox, workspaceState, write } from './helpers.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
+
+function hook(box, phase, payload) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'hook', 'claude', phase], { cwd: box.ws, env: box.env });
+    child.stdin.end(JSON.stringify({ session_id: 'sess-browser-0001', cwd: box.ws, ...payload }));
+    child.on('close', resolve);
+  });
+}
+
+/** A two-turn Claude Code session, through the hook command as the agent runs it. */
+async function session(box) {
+  write(box, 'src/app.js', 'export const version = 1;\n');
+  write(box, 'README.md', '# demo\n');
+  await hook(box, 'session-start', { hook_event_name: 'SessionStart', source: 'startup' });
+  await hook(box, 'turn-start', { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'Add a changelog and bump the version' });
+  await hook(box, 'pre', {
+    hook_event_name: 'PreToolUse',
+    prompt_id: 'p1',
+    tool_name: 'Write',
+    tool_use_id: 't1',
+    tool_input: { file_path: `${box.ws}/CHANGELOG.md` },
+  });
+  write(box, 'CHANGELOG.md', '## 2\n- bumped\n');
+  await hook(box, 'post', {
+    hook_event_name: 'PostToolUse',
+    prompt_id: 'p1',
+    tool_name: 'Write',
+    tool_use_id: 't1',
+    tool_input: { file_path: `${box.ws}/CHANGELOG.md` },
+  });
+  await hook(box, 'pre', {
+    hook_event_name: 'PreToolUse',
+    prompt_id: 'p1',
+    tool_name: 'Bash',
+    tool_use_id: 't2',
+    tool_input: { command: "sed -i 's/1/2/' src/app.js" },
+  });
+  write(box, 'src/app.js', 'export const version = 2;\n');
+  await hook(box, 'post', {
+    hook_event_name: 'PostToolUse',
+    prompt_id: 'p1',
+    tool_name: 'Bash',
+    tool_use_id: 't2',
+    tool_input: { command: "sed -i 's/1/2/' src/app.js" },
+  });
+  await hook(box, 'turn-end', { hook_event_name: 'Stop', prompt_id: 'p1' });
+  await hook(box, 'turn-start', { hook_event_name: 'UserPromptSubmit', prompt_id: 'p2', prompt: 'Now rewrite the README' });
+  await hook(box, 'pre', {
+    hook_event_name: 'PreToolUse',
+    prompt_id: 'p2',
+    tool_name: 'Edit',
+    tool_use_id: 't3',
+    tool_input: { file_path: `${box.ws}/README.md` },
+  });
+  write(box, 'README.md', '# demo\n\nRewritten by the agent, with more words.\n');
+  await hook(box, 'post', {
+    hook_event_name: 'PostToolUse',
+    prompt_id: 'p2',
+    tool_name: 'Edit',
+    tool_use_id: 't3',
+    tool_input: { file_path: `${box.ws}/README.md` },
+  });
+  await hook(box, 'pre', {
+    hook_event_name: 'PreToolUse',
+    prompt_id: 'p2',
+    tool_name: 'Bash',
+    tool_use_id: 't4',
+    tool_input: { command: 'rm CHANGELOG.md && echo scratch > notes.txt' },
+  });
+  rmSync(path.join(box.ws, 'CHANGELOG.md'));
+  write(box, 'notes.txt', 'scratch\n');
+  await hook(box, 'post', {
+    hook_event_name: 'PostToolUse',
+    prompt_id: 'p2',
+    tool_name: 'Bash',
+    tool_use_id: 't4',
+    tool_input: { command: 'rm CHANGELOG.md && echo scratch > notes.txt' },
+  });
+  await hook(box, 'turn-end', { hook_event_name: 'Stop', prompt_id: 'p2' });
+}
+
+async function startUi(t, box) {
+  const child = spawn(process.execPath, [CLI, 'ui', '--no-open'], { cwd: box.ws, env: box.env });
+  t.teardown(() => child.kill());
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${out}`)));
+  });
+}
+
+const launch = () =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+
+if (!existsSync(CHROMIUM)) {
+  test('ui in a browser: SKIPPED (no Chromium; .ci/run installs Debian’s chromium)', (t) => {
+    t.log(`no browser at ${CHROMIUM}`);
+    t.pass();
+  });
+} else {
+  test('the timeline in Chromium: sessions and turns, a checkpoint’s diff, restore to before turn 2 with preview and confirmation, and undo', async (t) => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const box = sandbox();
+    await session(box);
+    const afterSession = workspaceState(box);
+    const url = await startUi(t, box);
+    const browser = await launch();
+    t.teardown(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const problems = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (msg) => msg.type() === 'error' && problems.push(`console: ${msg.text()}`));
+    await page.goto(url);
+    t.false(page.url().includes('token='), 'the token leaves the address bar');
+
+    // Sessions and turns, titled by the prompts.
+    await page.locator('.row.session').first().waitFor();
+    t.regex(await page.locator('.row.session').first().innerText(), /claude[\s\S]*session sess-browser/);
+    const turns = await page.locator('.row.turn').allInnerTexts();
+    t.true(
+      turns.some((x) => /turn 2[\s\S]*Now rewrite the README/.test(x)),
+      turns.join(' | '),
+    );
+    t.true(
+      turns.some((x) => /turn 1[\s\S]*Add a changelog/.test(x)),
+      turns.join(' | '),
+    );
+    await page.screenshot({ path: path.join(ARTIFACTS, 'timeline.png') });
+
+    // A checkpoint's changes: its files and the diff of the first one.
+    await page.locator('.row.checkpoint', { hasText: 'Edit' }).first().click();
+    await page.locator('.files li').first().waitFor();
+    t.regex(await page.locator('.files').innerText(), /README\.md/);
+    await page.locator('.d2h-file-wrapper').first().waitFor();
+    t.regex(await page.locator('.diff').first().innerText(), /Rewritten by the agent/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'checkpoint-diff.png') });
+
+    // Keyboard: j moves the selection, / focuses the filter, which narrows the list.
+    await page.locator('#timeline').focus();
+    await page.keyboard.press('j');
+    await page.keyboard.press('/');
+    t.is(await page.evaluate(() => document.activeElement?.id), 'filter');
+    await page.keyboard.type('path:CHANGELOG');
+    await page.waitForFunction(() => document.querySelectorAll('.row.checkpoint').length === 2);
+    await page.locator('#filter').fill('');
+    await page.keyboard.press('Escape');
+
+    // Restore to before turn 2: the preview is the engine's plan and diff; nothing is written yet.
+    await page.locator('.row.turn', { hasText: 'turn 2' }).click();
+    await page.getByRole('button', { name: 'Preview restore to before turn 2' }).click();
+    await page.locator('.dialog table.plan').waitFor();
+    const plan = await page.locator('.dialog table.plan').innerText();
+    t.regex(plan, /restore\s+README\.md/);
+    t.regex(plan, /recreate\s+CHANGELOG\.md/);
+    t.regex(await page.locator('.dialog').innerText(), /Left alone \(not in the checkpoint\): notes\.txt/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'restore-preview.png') });
+    t.is(workspaceState(box), afterSession, 'the preview wrote nothing');
+
+    // Apply asks first, then writes.
+    await page.getByRole('button', { name: 'Apply…' }).click();
+    t.is(workspaceState(box), afterSession, 'one click only asks');
+    await page.getByRole('button', { name: /Confirm: write 2 files/ }).click();
+    await page.locator('.dialog .guard').waitFor();
+    t.regex(await page.locator('.dialog .guard').innerText(), /guard checkpoint [0-9a-f]{8}/);
+    t.is(readFileSync(path.join(box.ws, 'README.md'), 'utf8'), '# demo\n');
+    t.is(readFileSync(path.join(box.ws, 'CHANGELOG.md'), 'utf8'), '## 2\n- bumped\n');
+    t.is(readFileSync(path.join(box.ws, 'notes.txt'), 'utf8'), 'scratch\n', 'a leftover is left alone');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'restore-applied.png') });
+
+    // Undo, with its own preview.
+    await page.getByRole('button', { name: 'Preview undo' }).click();
+    await page.getByRole('button', { name: 'Apply undo' }).click();
+    await page.locator('.dialog .guard').waitFor();
+    t.is(workspaceState(box), afterSession, 'undo brings back the state after the session, byte for byte');
+
+    // The new restore and undo records appear on their own (live).
+    await page.keyboard.press('Escape');
+    await page.locator('.row.checkpoint', { hasText: 'undo' }).first().waitFor({ timeout: 5000 });
+
+    // A narrow window stacks the panes.
+    await page.setViewportSize({ width: 700, height: 800 });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'narrow.png') });
+    t.deepEqual(problems, []);
+  });
+}

@@ -322,6 +322,51 @@ async function benchVersion(runs) {
 }
 
 /**
+ * `git ckpt ui` over a store of 10,000 checkpoints: from navigation to the first
+ * timeline row on screen, in Debian's Chromium when it is installed (the
+ * browser tests need it), else the page's own requests over HTTP in the order
+ * the page makes them. The server runs in this process; the target is 1 s.
+ */
+async function benchUiFirstScreen(ws, count, runs) {
+  const { startUiServer } = await import(path.join(ROOT, 'dist', 'lib', 'ui-server.js'));
+  const server = await startUiServer({ cwd: ws, port: 0 });
+  const chromiumPath = '/usr/bin/chromium';
+  const { existsSync } = await import('node:fs');
+  try {
+    if (existsSync(chromiumPath)) {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({
+        executablePath: chromiumPath,
+        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      });
+      try {
+        const ms = await measure(runs, async () => {
+          const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+          await page.goto(server.url);
+          await page.locator('.row.checkpoint').first().waitFor();
+          await page.close();
+        });
+        row(`${count} checkpoints`, 'git ckpt ui: navigation to the first timeline row (Chromium)', ms, '1 s', 1000, 1);
+      } finally {
+        await browser.close();
+      }
+      return;
+    }
+    const cookie = `ckpt_ui=${server.token}`;
+    const fetchText = async (p) => (await fetch(`http://127.0.0.1:${server.port}${p}`, { headers: { cookie } })).text();
+    const ms = await measure(runs, async () => {
+      await fetchText('/');
+      await Promise.all([fetchText('/app.js'), fetchText('/app.css')]);
+      const { current } = JSON.parse(await fetchText('/api/summary'));
+      await fetchText(`/api/timeline?ws=${current}&limit=200`);
+    });
+    row(`${count} checkpoints`, 'git ckpt ui: the first screen’s requests over HTTP (no Chromium here)', ms, '1 s', 1000, 1);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
  * What the agent waits for per mutating tool call, in the recorded sessions of
  * the real-agents suite replayed through the installed hooks; Claude Code's
  * budget is 2 × `node -e 0`, the others are reported.
@@ -413,6 +458,7 @@ async function benchLog(runs) {
     gitLog,
   );
   row(`${count} checkpoints`, 'git ckpt log -n 20 (CLI process)', cli, 'node -e 0 + 100 ms', nodeMs + 100, 1);
+  await benchUiFirstScreen(ws, count, QUICK ? 3 : 5);
   results.log = { checkpoints: count, coldMs: cold, warmMs: warm, targetMs: 300 };
 }
 

@@ -135,3 +135,48 @@ export function resolveInView({ records, degraded }: Pick<LedgerView, 'records' 
 export function describeMissing(what: string): string {
   return what === 'commit' ? 'its commit object is missing from the store' : 'its tree object is missing from the store';
 }
+
+/** What a revert of several checkpoints names: a whole agent session, one of its turns, or a turn range. */
+export interface RevertSelection {
+  /** A unique prefix of the session id (default: the most recent session). */
+  session?: string;
+  turn?: number;
+}
+
+const TURN_RANGE = /^turn:(\d+)\.\.(?:turn:)?(\d+)(?:@(.+))?$/;
+
+/**
+ * Pure: the checkpoints a revert of a session, a turn or a turn range
+ * (`turn:3..turn:5[@session]`) undoes, newest first: the ones its tool calls
+ * made (post checkpoints). Changes the hooks found between tool calls (pre and
+ * turn-end checkpoints: the user's edits, another program's) are not the
+ * session's, and stay.
+ */
+export function revertSelection(records: readonly CheckpointRecord[], what: string | RevertSelection): CheckpointRecord[] {
+  let session: string;
+  let from = 1;
+  let to = Number.POSITIVE_INFINITY;
+  if (typeof what === 'string') {
+    const m = TURN_RANGE.exec(what.trim());
+    if (!m) throw new CkptError('bad-address', `not a turn range: ${JSON.stringify(what).slice(0, 80)} (turn:N..turn:M[@SESSION])`);
+    [from, to] = [Number(m[1]), Number(m[2])];
+    if (from < 1 || to < from) throw new CkptError('bad-address', `an empty turn range: ${JSON.stringify(what).slice(0, 80)}`);
+    session = resolveSession(records, m[3]);
+  } else {
+    if (what.session === undefined && what.turn === undefined)
+      throw new CkptError('usage', 'name a session, a turn or a turn range to revert');
+    session = resolveSession(records, what.session);
+    if (what.turn !== undefined) from = to = what.turn;
+  }
+  const picked = records.filter((r) => r.session === session && r.kind === 'post' && r.turn !== null && r.turn >= from && r.turn <= to);
+  if (picked.length === 0) {
+    const which =
+      to === Number.POSITIVE_INFINITY
+        ? `session ${session.slice(0, 12)}`
+        : from === to
+          ? `turn ${from} of session ${session.slice(0, 12)}`
+          : `turns ${from}–${to} of session ${session.slice(0, 12)}`;
+    throw new CkptError('nothing', `no tool call of ${which} changed a file: nothing to revert`, { notFound: true });
+  }
+  return picked.reverse();
+}

@@ -331,7 +331,9 @@ const checkpointRestore: AgentTool<{
     if ((mode ?? 'asof') === 'revert' && (raw?.length || deleteNew))
       throw new CkptError('usage', 'paths and deleteNew apply to mode "asof" only; a revert undoes the whole change of one checkpoint');
     const report =
-      mode === 'revert' ? await ws.revert(target, { dryRun }) : await ws.restore(target, { dryRun, deleteNew, paths: gatePaths(ws, raw) });
+      mode === 'revert'
+        ? await ws.revert(target, { dryRun, preview: dryRun })
+        : await ws.restore(target, { dryRun, deleteNew, paths: gatePaths(ws, raw) });
     return operationResult(report, dryRun ? await ws.planDiff(report) : undefined);
   },
 };

@@ -18,12 +18,21 @@ export {
   type StatusReport,
 } from './workspace.js';
 export type { SnapshotResult, SnapshotProgress } from './snapshot.js';
-export type { OperationReport, RecoveryReport, RestoreOptions, UndoOptions, OperationOptions, InterruptedOperation } from './restore.js';
+export type {
+  OperationReport,
+  RecoveryReport,
+  RestoreOptions,
+  RevertOptions,
+  UndoOptions,
+  OperationOptions,
+  InterruptedOperation,
+} from './restore.js';
+export type { RevertSelection } from './address.js';
 export type { GcReport, GcOptions } from './gc.js';
 export type { FsckReport, RebuildReport } from './fsck.js';
 export type { CheckpointRecord, CheckpointKind, UserKind, SkippedPath, ChangedPath, OperationInfo } from './ledger.js';
 export { USER_KINDS } from './ledger.js';
 export { CkptError, isCkptError, type ErrorCode } from './errors.js';
-export { parseAddress, resolveAddress, resolveInView, type Address, type LedgerView } from './address.js';
+export { parseAddress, resolveAddress, resolveInView, revertSelection, type Address, type LedgerView } from './address.js';
 export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './retention.js';
 export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile, type TreeEntry } from './restore-plan.js';

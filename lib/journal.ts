@@ -32,6 +32,8 @@ export interface Journal {
   counts: ActionCounts;
   leftovers: number;
   paths?: string[];
+  /** A revert: the checkpoints it reverted, newest first. */
+  reverted?: string[];
   entries: JournalEntry[];
 }
 
@@ -64,6 +66,7 @@ function journalProblem(j: Partial<Journal>): string | undefined {
     (!Array.isArray(j.paths) || j.paths.some((p) => typeof p !== 'string' || (p !== '.' && unsafePathReason(p))))
   )
     return 'bad path selection';
+  if (j.reverted !== undefined && (!Array.isArray(j.reverted) || !j.reverted.every(isObjectId))) return 'bad reverted checkpoints';
   if (!Array.isArray(j.entries)) return 'no entries';
   for (const e of j.entries) {
     if (!Array.isArray(e) || e.length !== 3 || typeof e[0] !== 'string') return 'bad entry';

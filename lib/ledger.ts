@@ -39,6 +39,8 @@ export interface OperationInfo {
   paths?: string[];
   /** Whether it was completed by `restore --continue`. */
   continued?: boolean;
+  /** A revert of several checkpoints (a turn range, a session): their ids, newest first. */
+  reverted?: string[];
 }
 
 export interface SkippedPath {
@@ -150,6 +152,7 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
     if (!isObjectId(op.target) || !isObjectId(op.guard)) return 'bad operation ids';
     if (typeof op.journal !== 'string' || !/^[0-9a-f]{1,64}$/.test(op.journal)) return 'bad journal id';
     if (typeof op.counts !== 'object' || op.counts === null || !Array.isArray(op.failures)) return 'bad operation counts';
+    if (op.reverted !== undefined && (!Array.isArray(op.reverted) || !op.reverted.every(isObjectId))) return 'bad reverted ids';
   }
   return undefined;
 }

@@ -46,6 +46,9 @@ import {
 import { EMPTY_TREE } from './objects.js';
 import type { StoreContext } from './context.js';
 import { snapshotLocked, withScratchCapture } from './snapshot.js';
+import { revertTrees, type ConflictMode, type RevertConflict, type RevertStep } from './merge.js';
+import { gitVersion, versionBelow } from './runner.js';
+import { diffTrees } from './inspect.js';
 
 export interface OperationOptions {
   /** Plan and print, change nothing: not the workspace, the store or the ledger. */
@@ -79,6 +82,8 @@ export interface OperationReport {
   leftovers: string[];
   /** Paths the capture could not take (too large, secret …): never touched. */
   uncaptured: SkippedPath[];
+  /** A previewed dry run's line diff, from the workspace to what it would write. */
+  diff?: string;
 }
 
 interface LiveState {
@@ -164,7 +169,9 @@ async function applyAndRecord(
     force: true,
     knownContent: true,
     timeBudgetMs: 0,
-    message: `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
+    message: journal.reverted
+      ? `revert of ${journal.reverted.length} checkpoints, ${short(journal.reverted.at(-1)!)}..${short(journal.reverted[0]!)}`
+      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
     operation: async (tree) => {
       const after = await listTree(repoOf(ctx), tree);
       for (const e of entries) {
@@ -181,6 +188,7 @@ async function applyAndRecord(
         failures: failures.slice(0, SKIPPED_KEPT),
         leftovers: journal.leftovers,
         ...(journal.paths ? { paths: journal.paths } : {}),
+        ...(journal.reverted ? { reverted: journal.reverted } : {}),
         ...(continued ? { continued: true } : {}),
       };
       return info;
@@ -198,6 +206,7 @@ async function execute(
   plan: Plan,
   paths: string[] | undefined,
   dryRun: boolean,
+  reverted?: string[],
 ): Promise<OperationReport> {
   const base = { op, dryRun, target, guard: live.guard, plan, leftovers: plan.leftovers, uncaptured: live.uncaptured };
   if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: totalCounts(plan, []), failures: [] };
@@ -212,6 +221,7 @@ async function execute(
     counts: { restore, recreate, delete: del, unchanged, skip },
     leftovers: plan.leftovers.length,
     ...(paths?.length ? { paths } : {}),
+    ...(reverted && reverted.length > 1 ? { reverted } : {}),
     entries: journalEntries(plan),
   };
   writeJournal(ctx.paths.dir, journal);
@@ -249,9 +259,97 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
   return execute(ctx, 'restore', target.id, live, plan, selection, dryRun);
 }
 
-export async function revertLocked(ctx: StoreContext, target: CheckpointRecord, options: OperationOptions = {}): Promise<OperationReport> {
+export interface RevertOptions extends OperationOptions {
+  /** A conflicted text file: left as it is now (`keep`, the default) or given git's conflict markers. */
+  conflict?: ConflictMode;
+  /** A dry run also returns the line diff the revert would write (`diff`). */
+  preview?: boolean;
+}
+
+/**
+ * Revert checkpoints (newest first) three-way: each one's change is undone in
+ * the present, keeping every later edit that does not overlap it (merge.ts).
+ * With a git older than 2.38, one checkpoint at a time as before: a path
+ * changed since is skipped whole.
+ */
+export async function revertLocked(
+  ctx: StoreContext,
+  targets: readonly CheckpointRecord[],
+  parentTree: (record: CheckpointRecord) => string | null,
+  options: RevertOptions = {},
+): Promise<OperationReport> {
   refuseIfInterrupted(ctx);
   const dryRun = options.dryRun ?? false;
+  const newest = targets[0]!;
+  if (versionBelow(await gitVersion(), THREE_WAY_GIT)) {
+    if (targets.length > 1)
+      throw new CkptError('usage', `reverting a range or a session needs git ${THREE_WAY_GIT} or newer (git merge-tree --write-tree)`);
+    return revertWhole(ctx, newest, dryRun);
+  }
+  const steps: RevertStep[] = targets.map((t) => ({ id: t.id, parentTree: parentTree(t) }));
+  const reverted = targets.map((t) => t.id);
+  const work = async (live: LiveState, objectDir?: string): Promise<OperationReport> => {
+    const repo = { ...repoOf(ctx), scratchObjectDir: objectDir };
+    const { tree, conflicts } = await revertTrees(repo, live.tree, steps, options.conflict ?? 'keep');
+    const result = await listTree(repo, tree, undefined, objectDir);
+    const want = new Map<string, TreeEntry | null>();
+    for (const p of new Set([...live.entries.keys(), ...result.keys()]))
+      if (!sameEntry(live.entries.get(p) ?? null, result.get(p) ?? null)) want.set(p, result.get(p) ?? null);
+    // What each path held before the oldest reverted change to it: a result equal to it is a clean revert.
+    const original = new Map<string, TreeEntry | null>();
+    for (const t of targets) for (const c of await treeChanges(repo, parentTree(t) ?? EMPTY_TREE, t.id)) original.set(c.path, c.before);
+    const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+    const merged = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
+    const conflicted = new Map(conflicts.map((c) => [c.path, c]));
+    const files = merged.files.map((f): PlannedFile => {
+      const conflict = conflicted.get(f.path);
+      if (conflict) return { ...f, reason: `conflict markers written: ${conflictText(conflict)}` };
+      if (f.action === 'skip' || f.action === 'unchanged') return f;
+      const before = original.get(f.path);
+      const clean = before !== undefined && sameEntry(want.get(f.path) ?? null, before);
+      return { ...f, reason: clean ? 'reverted' : 'merged, keeping later edits' };
+    });
+    const kept = conflicts
+      .filter((c) => !want.has(c.path))
+      .map((c): PlannedFile => ({ path: c.path, action: 'skip', reason: `conflict: ${conflictText(c)}; left as it is` }));
+    const plan = withExtraFiles({ ...merged, files }, dedupe(kept), []);
+    const report = await execute(ctx, 'revert', newest.id, live, plan, undefined, dryRun, reverted);
+    if (!dryRun || !options.preview || want.size === 0) return report;
+    const diff = await diffTrees(ctx.paths, live.tree, tree, 'patch', false, want.size <= 2000 ? [...want.keys()] : undefined, objectDir);
+    return { ...report, diff };
+  };
+  if (!dryRun)
+    return work(
+      await captureLive(
+        ctx,
+        false,
+        `guard before revert of ${short(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
+      ),
+    );
+  return withScratchCapture(ctx, async (result, objectDir) => {
+    const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
+    return work({ tree: result.tree, guard: null, entries, uncaptured: result.skipped }, objectDir);
+  });
+}
+
+/** The git that first writes a merge's tree without a work tree. */
+const THREE_WAY_GIT = '2.38';
+
+/** Pure: a conflict in words: its line ranges in the present file, or why it is whole. */
+function conflictText(c: RevertConflict): string {
+  if (c.whole) return `${c.whole} (reverting ${short(c.checkpoint)})`;
+  const ranges = c.ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
+  return `line${c.ranges.length === 1 && c.ranges[0]![0] === c.ranges[0]![1] ? '' : 's'} ${ranges} changed since (reverting ${short(c.checkpoint)})`;
+}
+
+/** The first conflict per path (a range revert can meet one path in several steps). */
+function dedupe(files: PlannedFile[]): PlannedFile[] {
+  const seen = new Set<string>();
+  return files.filter((f) => !seen.has(f.path) && seen.add(f.path));
+}
+
+/** One checkpoint, reverted path by path: a path changed since is a conflict, skipped whole (git < 2.38). */
+async function revertWhole(ctx: StoreContext, target: CheckpointRecord, dryRun: boolean): Promise<OperationReport> {
   const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
   const live = await captureLive(ctx, dryRun, `guard before revert of ${short(target.id)}`);
   const { want, conflicts, unchanged } = revertWants(changes, live.entries);

@@ -29,6 +29,7 @@ const ALLOWED_VERBS = new Set([
   'count-objects',
   'hash-object',
   'rev-list',
+  'merge-tree',
   'version',
 ]);
 

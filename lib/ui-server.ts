@@ -77,7 +77,7 @@ class HttpError extends Error {
   }
 }
 
-/** Pure: the HTTP status of a library error. */
+/** Pure: the HTTP status of a library error. @public (tests use it) */
 export function statusFor(code: ErrorCode, data: Record<string, unknown> = {}): number {
   if (data.notFound || code === 'nothing') return 404;
   if (code === 'bad-address' || code === 'usage' || code === 'path' || code === 'config') return 400;

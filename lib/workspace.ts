@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { describeMissing, resolveInView, resolveSession, type LedgerView } from './address.js';
+import { describeMissing, resolveInView, resolveSession, revertSelection, type LedgerView, type RevertSelection } from './address.js';
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
@@ -29,7 +29,7 @@ import { diffTrees, showBase, type DiffFormat } from './inspect.js';
 import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './locate.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
-import type { InterruptedOperation, OperationOptions, OperationReport, RecoveryReport, RestoreOptions, UndoOptions } from './restore.js';
+import type { InterruptedOperation, OperationReport, RecoveryReport, RestoreOptions, RevertOptions, UndoOptions } from './restore.js';
 /**
  * Modules the hook path never runs, loaded on first use. The hook's bundle
  * leaves them out (scripts/bundle.mjs points these imports at dist/lib/):
@@ -277,21 +277,29 @@ export class Workspace {
     });
   }
 
-  /** Undo exactly one checkpoint's own change. */
-  async revert(address: string, options: OperationOptions = {}): Promise<OperationReport> {
+  /**
+   * Undo what checkpoints changed, keeping everything since that does not
+   * overlap (three-way, see merge.ts): one checkpoint by its address, or the
+   * tool calls of a turn range (`turn:3..turn:5[@session]`), of a turn, or of a
+   * whole agent session (`{ session, turn? }`).
+   */
+  async revert(what: string | RevertSelection, options: RevertOptions = {}): Promise<OperationReport> {
     return this.exclusive(async (paths, settings) => {
       const view = await this.checked(!options.dryRun);
-      const target = resolveInView(view, address);
-      if (target.parent) {
-        const known = view.records.some((r) => r.id === target.parent);
-        if (!known || view.degraded[target.parent]) {
+      const targets = typeof what === 'string' && !what.includes('..') ? [resolveInView(view, what)] : revertSelection(view.records, what);
+      const byId = new Map(view.records.map((r) => [r.id, r]));
+      for (const target of targets) {
+        if (!target.parent) continue;
+        const parent = byId.get(target.parent);
+        if (!parent || view.degraded[target.parent] || view.degraded[target.id]) {
           throw new CkptError(
             'degraded',
-            `cannot revert ${target.id.slice(0, 10)}: its parent checkpoint ${target.parent.slice(0, 10)} ${known ? 'is degraded' : 'was dropped by gc'}, and revert needs it`,
+            `cannot revert ${target.id.slice(0, 10)}: ${view.degraded[target.id] ? 'it is degraded' : `its parent checkpoint ${target.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}`}, and revert needs it`,
           );
         }
       }
-      return (await restoreModule()).revertLocked(this.context(paths, settings), target, options);
+      const parentTree = (r: CheckpointRecord) => (r.parent ? byId.get(r.parent)!.tree : null);
+      return (await restoreModule()).revertLocked(this.context(paths, settings), targets, parentTree, options);
     });
   }
 
@@ -419,6 +427,7 @@ export class Workspace {
    * dry run's preview; paths it skips or leaves are not in it).
    */
   async planDiff(report: OperationReport, format: DiffFormat = 'patch'): Promise<string> {
+    if (report.diff !== undefined) return report.diff;
     const changing = report.plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete');
     if (changing.length === 0) return '';
     const { records } = this.ledger();

@@ -13,6 +13,7 @@ const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.
 const { boundDiff } = await import(path.join(ROOT, 'dist', 'lib', 'agent-tools.js'));
 const { rootFolder } = await import(path.join(ROOT, 'dist', 'lib', 'mcp.js'));
 const { serverEntry } = await import(path.join(ROOT, 'dist', 'lib', 'mcp-install.js'));
+const { statusFor } = await import(path.join(ROOT, 'dist', 'lib', 'ui-server.js'));
 
 const rec = (id, extra = {}) => ({
   v: 1,
@@ -214,4 +215,23 @@ test('MCP install: each agent’s entry, through sh and the shipped script', (t)
   t.deepEqual(serverEntry('copilot', '/s'), { type: 'local', command: 'sh', args: ['/s'], tools: ['*'] });
   t.deepEqual(serverEntry('gemini', '/s'), { command: 'sh', args: ['/s'] });
   t.deepEqual(serverEntry('cursor', '/s'), { command: 'sh', args: ['/s'] });
+});
+
+test('ui: HTTP statuses come from error codes and data, never from messages', (t) => {
+  const rows = [
+    ['bad-address', { notFound: true }, 404],
+    ['nothing', {}, 404],
+    ['bad-address', {}, 400],
+    ['usage', {}, 400],
+    ['path', {}, 400],
+    ['config', {}, 400],
+    ['lock-timeout', {}, 409],
+    ['pending', {}, 409],
+    ['stale', {}, 409],
+    ['degraded', {}, 409],
+    ['io', {}, 500],
+    ['git', {}, 500],
+    ['internal', {}, 500],
+  ];
+  for (const [code, data, status] of rows) t.is(statusFor(code, data), status, code);
 });

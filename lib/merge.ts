@@ -1,0 +1,220 @@
+/**
+ * Three-way revert on trees, with git's own merge (`merge-tree --write-tree`,
+ * git ≥ 2.38), without a work tree. Reverting checkpoint C from the present P
+ * is the merge of P and C's parent with C itself as the base: for that git must
+ * see C as their merge base, so both sides are committed (unreferenced) with C
+ * as their parent. Steps chain: each revert starts from the previous result,
+ * so a session's calls are undone newest first, each keeping what came after.
+ * Every object goes to `scratchObjectDir` when one is given (dry runs).
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { EMPTY_TREE, listTree, treeChanges } from './objects.js';
+import { sameEntry, type TreeEntry } from './restore-plan.js';
+import { git, type GitCall } from './runner.js';
+import { CHECKPOINT_AUTHOR } from './trailers.js';
+
+export interface MergeRepo {
+  gitDir: string;
+  cwd: string;
+  scratchObjectDir?: string;
+}
+
+/** One conflicted path: its line ranges in the present file, or why it conflicts whole. */
+export interface RevertConflict {
+  path: string;
+  /** 1-based inclusive line ranges of the present file that overlap the reverted change. */
+  ranges: [number, number][];
+  /** Set when the file conflicts whole (binary, symlink, mode, deleted on one side, file versus directory). */
+  whole?: string;
+  /** The checkpoint whose revert conflicted here. */
+  checkpoint: string;
+}
+
+export interface RevertStep {
+  /** The checkpoint to revert. */
+  id: string;
+  /** Its parent's tree (the state before it), or the empty tree. */
+  parentTree: string | null;
+}
+
+export type ConflictMode = 'keep' | 'markers';
+
+/** A path git set aside in a file-versus-directory conflict: `<path>~<commit id>`. */
+const SET_ASIDE = /^(.+)~[0-9a-f]{7,64}$/;
+
+const call = (repo: MergeRepo, c: Omit<GitCall, 'gitDir' | 'cwd' | 'scratchObjectDir'>): GitCall => ({
+  gitDir: repo.gitDir,
+  cwd: repo.cwd,
+  scratchObjectDir: repo.scratchObjectDir,
+  ...c,
+});
+
+const IDENTITY = {
+  GIT_AUTHOR_NAME: CHECKPOINT_AUTHOR.name,
+  GIT_AUTHOR_EMAIL: CHECKPOINT_AUTHOR.email,
+  GIT_AUTHOR_DATE: '@0 +0000',
+  GIT_COMMITTER_NAME: CHECKPOINT_AUTHOR.name,
+  GIT_COMMITTER_EMAIL: CHECKPOINT_AUTHOR.email,
+  GIT_COMMITTER_DATE: '@0 +0000',
+};
+
+async function commitOn(repo: MergeRepo, tree: string, parent: string): Promise<string> {
+  const { stdout } = await git(
+    call(repo, { verb: 'commit-tree', args: [{ oid: tree }, '-p', { oid: parent }], input: 'git-ckpt revert side\n', env: IDENTITY }),
+  );
+  return stdout.toString('utf8').trim();
+}
+
+/** Pure: `merge-tree --write-tree -z` output: the result tree and each conflicted path's stages (mode and oid by stage). */
+export function parseMergeTree(stdout: string): { tree: string; stages: Map<string, Map<number, TreeEntry>> } {
+  const fields = stdout.split('\0');
+  const tree = fields[0]!;
+  const stages = new Map<string, Map<number, TreeEntry>>();
+  for (let i = 1; i < fields.length && fields[i] !== ''; i++) {
+    const line = fields[i]!;
+    const tab = line.indexOf('\t');
+    const [mode, oid, stage] = line.slice(0, tab).split(' ');
+    const file = line.slice(tab + 1);
+    const byStage = stages.get(file) ?? new Map<number, TreeEntry>();
+    byStage.set(Number(stage), { mode: mode!, oid: oid! });
+    stages.set(file, byStage);
+  }
+  return { tree, stages };
+}
+
+/**
+ * Pure: the line ranges of the present file ("ours") that a text conflict
+ * covers, from the merged file git wrote with conflict markers.
+ */
+export function conflictRanges(merged: string): [number, number][] {
+  const ranges: [number, number][] = [];
+  let line = 0;
+  let side: 'none' | 'ours' | 'theirs' = 'none';
+  let start = 0;
+  for (const text of merged.split('\n')) {
+    if (side === 'none' && text.startsWith('<<<<<<< ')) {
+      side = 'ours';
+      start = line + 1;
+    } else if (side === 'ours' && text === '=======') side = 'theirs';
+    else if (side === 'ours' && text.startsWith('||||||| ')) side = 'theirs';
+    else if (side === 'theirs' && text.startsWith('>>>>>>> ')) {
+      // An empty "ours" side (lines the change added, deleted since) still names where it was.
+      ranges.push([start, Math.max(start, line)]);
+      side = 'none';
+    } else if (side !== 'theirs') line++;
+  }
+  return ranges;
+}
+
+/** Pure: why a conflicted path conflicts whole, from its stages; undefined for a text conflict git could mark. */
+export function wholeConflict(byStage: Map<number, TreeEntry>): string | undefined {
+  const ours = byStage.get(2);
+  const theirs = byStage.get(3);
+  if (!ours || !theirs) return 'changed since on one side and deleted on the other';
+  const modes = [...byStage.values()].map((e) => e.mode);
+  if (modes.some((m) => m === '120000')) return 'a symlink changed since';
+  if (modes.some((m) => m === '160000')) return 'a submodule changed since';
+  if (new Set(modes).size > 1) return 'its mode changed since';
+  return undefined;
+}
+
+/**
+ * The paths the step's checkpoint changed that changed again since: for each,
+ * its entries [base (the checkpoint), present, parent] (null where absent).
+ */
+async function bothSidesChanged(repo: MergeRepo, present: string, step: RevertStep): Promise<Map<string, (TreeEntry | null)[]>> {
+  const changes = await treeChanges(repo, step.parentTree ?? EMPTY_TREE, step.id);
+  const out = new Map<string, (TreeEntry | null)[]>();
+  if (changes.length === 0) return out;
+  const { stdout } = await git(
+    call(repo, { verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: present }], paths: changes.map((c) => c.path) }),
+  );
+  const now = new Map<string, TreeEntry>();
+  for (const line of stdout.toString('utf8').split('\0')) {
+    const tab = line.indexOf('\t');
+    if (tab < 0) continue;
+    const [mode, , oid] = line.slice(0, tab).split(' ');
+    now.set(line.slice(tab + 1), { mode: mode!, oid: oid! });
+  }
+  for (const c of changes) {
+    const present = now.get(c.path) ?? null;
+    if (c.before && c.after && present && !sameEntry(present, c.after)) out.set(c.path, [c.after, present, c.before]);
+  }
+  return out;
+}
+
+/** Set paths of a tree to entries (null removes), in a temporary index: the new tree. */
+async function withEntries(repo: MergeRepo, tree: string, entries: Map<string, TreeEntry | null>): Promise<string> {
+  if (entries.size === 0) return tree;
+  const indexFile = path.join(tmpdir(), `git-ckpt-merge-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await git(call(repo, { verb: 'read-tree', args: [{ oid: tree }], indexFile }));
+    const lines = [...entries].map(([p, e]) => `${e ? `${e.mode} ${e.oid}` : `0 ${'0'.repeat(40)}`}\t${p}`);
+    await git(call(repo, { verb: 'update-index', args: ['-z', '--index-info'], input: `${lines.join('\0')}\0`, indexFile }));
+    return (await git(call(repo, { verb: 'write-tree', indexFile }))).stdout.toString('utf8').trim();
+  } finally {
+    rmSync(indexFile, { force: true });
+  }
+}
+
+/**
+ * Revert the steps, newest first, from the tree `present`. A conflicted path
+ * keeps its present content (mode `keep`) or, for a text conflict, gets git's
+ * conflict markers (mode `markers`); either way it is reported with its ranges.
+ */
+export async function revertTrees(
+  repo: MergeRepo,
+  present: string,
+  steps: readonly RevertStep[],
+  mode: ConflictMode,
+): Promise<{ tree: string; conflicts: RevertConflict[] }> {
+  let ours = present;
+  const conflicts: RevertConflict[] = [];
+  for (const step of steps) {
+    const oursCommit = await commitOn(repo, ours, step.id);
+    const theirsCommit = await commitOn(repo, step.parentTree ?? EMPTY_TREE, step.id);
+    const { stdout } = await git(
+      call(repo, { verb: 'merge-tree', args: ['--write-tree', '-z', { oid: oursCommit }, { oid: theirsCommit }], okCodes: [1] }),
+    );
+    const { tree, stages } = parseMergeTree(stdout.toString('utf8'));
+    // git merges a mode change on one side with a content change on the other; a revert must not
+    // flip an executable bit it did not set: a path changed on both sides whose modes differ conflicts whole.
+    for (const [file, entries] of await bothSidesChanged(repo, ours, step)) {
+      const modes = new Set(entries.filter((e): e is TreeEntry => e !== null).map((e) => e.mode));
+      if (modes.size > 1 && !stages.has(file)) stages.set(file, new Map(entries.flatMap((e, i) => (e ? [[i + 1, e] as const] : []))));
+    }
+    if (stages.size === 0) {
+      ours = tree;
+      continue;
+    }
+    const before = await listTree(repo, ours, undefined, repo.scratchObjectDir);
+    const merged = await listTree(repo, tree, undefined, repo.scratchObjectDir);
+    const keep = new Map<string, TreeEntry | null>();
+    for (const [file, byStage] of stages) {
+      // git moves one side of a file-versus-directory conflict aside as `name~<commit>`.
+      const setAside = SET_ASIDE.exec(file);
+      if (setAside) {
+        conflicts.push({ path: setAside[1]!, ranges: [], checkpoint: step.id, whole: 'a file and a directory at this path since' });
+        keep.set(file, before.get(file) ?? null);
+        continue;
+      }
+      let whole = wholeConflict(byStage);
+      let ranges: [number, number][] = [];
+      const result = merged.get(file);
+      if (!whole && result) {
+        const text = (await git(call(repo, { verb: 'cat-file', args: ['-p', { oid: result.oid }] }))).stdout.toString('utf8');
+        ranges = conflictRanges(text);
+        if (ranges.length === 0) whole = 'a binary file changed since';
+      }
+      conflicts.push({ path: file, ranges, checkpoint: step.id, ...(whole ? { whole } : {}) });
+      if (whole || mode === 'keep') keep.set(file, before.get(file) ?? null);
+    }
+    // Paths git set aside for a file-versus-directory conflict (`name~<commit>`) are not ours to keep.
+    for (const file of merged.keys()) if (!before.has(file) && !stages.has(file) && SET_ASIDE.test(file)) keep.set(file, null);
+    ours = await withEntries(repo, tree, keep);
+  }
+  return { tree: ours, conflicts };
+}

@@ -1,0 +1,181 @@
+// Three-way revert: one checkpoint, a turn range, a whole agent session, with
+// later edits by the user or by another agent kept where they do not overlap.
+// Sessions are played through the real hook entry script, as agents run it.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { ROOT, ckpt, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+
+const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
+
+/** One hook event through the entry script, as Claude Code runs it. */
+function hook(box, phase, payload) {
+  const r = spawnSync('sh', [ENTRY, 'claude', phase], { cwd: box.ws, env: box.env, input: JSON.stringify({ cwd: box.ws, ...payload }) });
+  if (r.status !== 0) throw new Error(`hook ${phase}: ${r.stderr}`);
+}
+
+/** A tool call of a session: pre hook, the edit, post hook. */
+let calls = 0;
+function toolCall(box, session, prompt, edit) {
+  const id = `toolu_${++calls}`;
+  const base = { session_id: session, prompt_id: prompt, tool_name: 'Bash', tool_use_id: id, tool_input: { command: 'edit' } };
+  hook(box, 'pre', { ...base, hook_event_name: 'PreToolUse' });
+  edit();
+  hook(box, 'post', { ...base, hook_event_name: 'PostToolUse' });
+}
+const prompt = (box, session, id, text) =>
+  hook(box, 'turn-start', { session_id: session, prompt_id: id, hook_event_name: 'UserPromptSubmit', prompt: text });
+
+const lines = (n, tag = 'line') => Array.from({ length: n }, (_, i) => `${tag} ${i + 1}`);
+const file = (box, rel) => readFileSync(path.join(box.ws, rel), 'utf8');
+/** Replace line `at` (1-based) of a file. */
+function editLine(box, rel, at, text) {
+  const all = file(box, rel).split('\n');
+  all[at - 1] = text;
+  writeFileSync(path.join(box.ws, rel), all.join('\n'));
+}
+
+test('two sessions in one workspace: reverting A keeps exactly B’s changes and the user’s own edits, in the same file too', async (t) => {
+  const box = sandbox();
+  write(box, 'shared.txt', `${lines(30).join('\n')}\n`);
+  write(box, 'a-only.txt', 'before A\n');
+  await ckptJson(box, ['snapshot', '-m', 'baseline']);
+  prompt(box, 'sess-A', 'pa1', 'A: top of shared, a-only, a new file');
+  prompt(box, 'sess-B', 'pb1', 'B: bottom of shared, its own file');
+  toolCall(box, 'sess-A', 'pa1', () => editLine(box, 'shared.txt', 2, 'line 2 by A'));
+  toolCall(box, 'sess-B', 'pb1', () => editLine(box, 'shared.txt', 28, 'line 28 by B'));
+  toolCall(box, 'sess-A', 'pa1', () => {
+    write(box, 'a-only.txt', 'after A\n');
+    write(box, 'a-new.txt', 'made by A\n');
+  });
+  // The user edits between tool calls: the next pre hook records it, not as a tool call's change.
+  editLine(box, 'shared.txt', 15, 'line 15 by the user');
+  toolCall(box, 'sess-B', 'pb1', () => write(box, 'b-new.txt', 'made by B\n'));
+  toolCall(box, 'sess-A', 'pa1', () => editLine(box, 'shared.txt', 4, 'line 4 by A'));
+
+  // Bytes, not times: git freshens the mtime of an object it is asked to write again, even from a dry run's scratch folder.
+  const storeBytes = () =>
+    `${treeState(box.ws, { skip: ['.git'] })}\n${treeState(storeDir(box), { mtime: false, skip: ['hook.log', 'probe.json'] })}`;
+  const before = storeBytes();
+  const dry = await ckptJson(box, ['revert', '--session', 'sess-A', '--dry-run']);
+  t.true(dry.dryRun);
+  const plan = Object.fromEntries(dry.files.map((f) => [f.path, `${f.action}: ${f.reason ?? ''}`]));
+  t.is(plan['shared.txt'], 'restore: merged, keeping later edits');
+  t.is(plan['a-only.txt'], 'restore: reverted');
+  t.is(plan['a-new.txt'], 'delete: reverted');
+  t.is(plan['b-new.txt'], undefined, 'B’s file is not in the plan');
+
+  t.is(storeBytes(), before, 'the dry run wrote nothing');
+  const afterSessions = workspaceState(box);
+  const done = await ckptJson(box, ['revert', '--session', 'sess-A']);
+  t.is(done.counts.failed, 0);
+  const expected = lines(30);
+  expected[14] = 'line 15 by the user';
+  expected[27] = 'line 28 by B';
+  t.is(file(box, 'shared.txt'), `${expected.join('\n')}\n`, 'A’s lines are back; B’s and the user’s stay');
+  t.is(file(box, 'a-only.txt'), 'before A\n');
+  t.is(file(box, 'b-new.txt'), 'made by B\n');
+  t.throws(() => file(box, 'a-new.txt'), { code: 'ENOENT' });
+  const record = ledgerLines(box).at(-1);
+  t.is(record.kind, 'revert');
+  t.is(record.op.reverted.length, 3, 'the record names the three tool calls it reverted');
+  await ckptJson(box, ['undo']);
+  t.is(workspaceState(box), afterSessions, 'undo brings back the pre-revert bytes exactly');
+});
+
+test('a turn range: turns 1–2 of a session are undone, its turn 3 kept where it does not overlap', async (t) => {
+  const box = sandbox();
+  write(box, 'f.txt', `${lines(20).join('\n')}\n`);
+  await ckptJson(box, ['snapshot']);
+  for (const [turn, at] of [
+    [1, 3],
+    [2, 8],
+    [3, 16],
+  ]) {
+    prompt(box, 'sess-R', `p${turn}`, `turn ${turn}`);
+    toolCall(box, 'sess-R', `p${turn}`, () => editLine(box, 'f.txt', at, `line ${at} in turn ${turn}`));
+  }
+  const r = await ckptJson(box, ['revert', 'turn:1..turn:2@sess-R']);
+  t.is(r.counts.failed, 0);
+  const expected = lines(20);
+  expected[15] = 'line 16 in turn 3';
+  t.is(file(box, 'f.txt'), `${expected.join('\n')}\n`);
+  const one = await ckptJson(box, ['revert', '--session', 'sess-R', '--turn', '3', '--dry-run']);
+  t.deepEqual(
+    one.files.map((f) => f.path),
+    ['f.txt'],
+  );
+});
+
+test('overlapping edits conflict with their line ranges: kept as they are by default, conflict markers on request; exit 1', async (t) => {
+  const box = sandbox();
+  write(box, 'f.txt', `${lines(10).join('\n')}\n`);
+  await ckptJson(box, ['snapshot']);
+  write(
+    box,
+    'f.txt',
+    `${lines(10)
+      .map((l, i) => (i === 4 ? 'line 5 by the agent' : l))
+      .join('\n')}\n`,
+  );
+  const agent = await ckptJson(box, ['snapshot', '-m', 'agent']);
+  editLine(box, 'f.txt', 5, 'line 5 by the user, later');
+  editLine(box, 'f.txt', 9, 'line 9 by the user');
+  const now = file(box, 'f.txt');
+
+  const kept = await ckpt(box, ['revert', agent.id.slice(0, 8), '--json']);
+  t.is(kept.code, 1, 'a partial revert exits 1');
+  const report = JSON.parse(kept.stdout);
+  t.deepEqual(report.files, [
+    { path: 'f.txt', action: 'skip', reason: `conflict: line 5 changed since (reverting ${agent.id.slice(0, 10)}); left as it is` },
+  ]);
+  t.is(file(box, 'f.txt'), now, 'the conflicting file is left as it is');
+
+  const marked = await ckpt(box, ['revert', agent.id.slice(0, 8), '--conflict=markers', '--json']);
+  t.is(marked.code, 1);
+  const text = file(box, 'f.txt');
+  t.regex(text, /<<<<<<< [0-9a-f]+\nline 5 by the user, later\n=======\nline 5\n>>>>>>> [0-9a-f]+\n/);
+  t.regex(text, /line 9 by the user/, 'the non-overlapping edit is kept');
+  await ckptJson(box, ['undo']);
+  t.is(file(box, 'f.txt'), now);
+});
+
+test('binary files, symlinks, modes and file-versus-directory changes conflict whole; a deleted file nobody touched comes back; a created one edited since is a conflict, not a deletion', async (t) => {
+  const box = sandbox();
+  write(box, 'bin.dat', Buffer.from([0, 1, 2, 3, 0, 5]));
+  write(box, 'run.sh', '#!/bin/sh\necho 1\n');
+  write(box, 'gone.txt', 'deleted by the agent\n');
+  symlinkSync('bin.dat', path.join(box.ws, 'link'));
+  write(box, 'fd', 'a file that becomes a directory\n');
+  await ckptJson(box, ['snapshot']);
+  rmSync(path.join(box.ws, 'fd'));
+  write(box, 'fd/inner.txt', 'inside\n');
+  write(box, 'bin.dat', Buffer.from([0, 9, 9, 9, 0, 5]));
+  write(box, 'run.sh', '#!/bin/sh\necho 2\n');
+  rmSync(path.join(box.ws, 'gone.txt'));
+  rmSync(path.join(box.ws, 'link'));
+  symlinkSync('run.sh', path.join(box.ws, 'link'));
+  write(box, 'made.txt', 'created by the agent\n');
+  const agent = await ckptJson(box, ['snapshot', '-m', 'agent']);
+  // Later: the user changes each of them again (but not gone.txt).
+  write(box, 'bin.dat', Buffer.from([0, 7, 7, 7, 0, 5]));
+  chmodSync(path.join(box.ws, 'run.sh'), 0o755);
+  rmSync(path.join(box.ws, 'link'));
+  symlinkSync('made.txt', path.join(box.ws, 'link'));
+  write(box, 'made.txt', 'created by the agent\nedited by the user\n');
+  write(box, 'fd/inner.txt', 'inside, edited\n');
+  await ckptJson(box, ['snapshot']);
+  const r = await ckpt(box, ['revert', agent.id.slice(0, 8), '--json']);
+  t.is(r.code, 1);
+  const files = Object.fromEntries(JSON.parse(r.stdout).files.map((f) => [f.path, `${f.action}: ${f.reason}`]));
+  t.regex(files['bin.dat'], /^skip: conflict: a binary file changed since/);
+  t.regex(files.link, /^skip: conflict: a symlink changed since/);
+  t.regex(files['run.sh'], /^skip: conflict: its mode changed since/);
+  t.regex(files['made.txt'], /^skip: conflict: changed since on one side and deleted on the other/);
+  t.regex(files.fd, /^skip: conflict: a file and a directory at this path since/);
+  t.is(file(box, 'fd/inner.txt'), 'inside, edited\n');
+  t.is(files['gone.txt'], 'recreate: reverted');
+  t.is(file(box, 'gone.txt'), 'deleted by the agent\n');
+  t.is(file(box, 'made.txt'), 'created by the agent\nedited by the user\n', 'not deleted');
+});

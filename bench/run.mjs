@@ -337,7 +337,14 @@ async function benchUiFirstScreen(ws, count, runs) {
       const { chromium } = await import('playwright-core');
       const browser = await chromium.launch({
         executablePath: chromiumPath,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
       try {
         const ms = await measure(runs, async () => {

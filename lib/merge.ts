@@ -68,7 +68,7 @@ async function commitOn(repo: MergeRepo, tree: string, parent: string): Promise<
   return stdout.toString('utf8').trim();
 }
 
-/** Pure: `merge-tree --write-tree -z` output: the result tree and each conflicted path's stages (mode and oid by stage). */
+/** Pure: `merge-tree --write-tree -z` output: the result tree and each conflicted path's stages (mode and oid by stage). @public (tests use it) */
 export function parseMergeTree(stdout: string): { tree: string; stages: Map<string, Map<number, TreeEntry>> } {
   const fields = stdout.split('\0');
   const tree = fields[0]!;
@@ -87,7 +87,7 @@ export function parseMergeTree(stdout: string): { tree: string; stages: Map<stri
 
 /**
  * Pure: the line ranges of the present file ("ours") that a text conflict
- * covers, from the merged file git wrote with conflict markers.
+ * covers, from the merged file git wrote with conflict markers. @public (tests use it)
  */
 export function conflictRanges(merged: string): [number, number][] {
   const ranges: [number, number][] = [];
@@ -109,7 +109,7 @@ export function conflictRanges(merged: string): [number, number][] {
   return ranges;
 }
 
-/** Pure: why a conflicted path conflicts whole, from its stages; undefined for a text conflict git could mark. */
+/** Pure: why a conflicted path conflicts whole, from its stages; undefined for a text conflict git could mark. @public (tests use it) */
 export function wholeConflict(byStage: Map<number, TreeEntry>): string | undefined {
   const ours = byStage.get(2);
   const theirs = byStage.get(3);

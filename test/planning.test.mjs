@@ -14,6 +14,7 @@ const { boundDiff } = await import(path.join(ROOT, 'dist', 'lib', 'agent-tools.j
 const { rootFolder } = await import(path.join(ROOT, 'dist', 'lib', 'mcp.js'));
 const { serverEntry } = await import(path.join(ROOT, 'dist', 'lib', 'mcp-install.js'));
 const { statusFor } = await import(path.join(ROOT, 'dist', 'lib', 'ui-server.js'));
+const merge = await import(path.join(ROOT, 'dist', 'lib', 'merge.js'));
 
 const rec = (id, extra = {}) => ({
   v: 1,
@@ -234,4 +235,72 @@ test('ui: HTTP statuses come from error codes and data, never from messages', (t
     ['internal', {}, 500],
   ];
   for (const [code, data, status] of rows) t.is(statusFor(code, data), status, code);
+});
+
+test('three-way revert: conflict ranges are the present file’s lines, stages parse from merge-tree -z, whole conflicts by kind', (t) => {
+  const merged = [
+    'a',
+    '<<<<<<< ours',
+    'b now',
+    'c now',
+    '=======',
+    'b then',
+    '>>>>>>> theirs',
+    'd',
+    '<<<<<<< ours',
+    '=======',
+    'gone',
+    '>>>>>>> theirs',
+    'e',
+  ].join('\n');
+  t.deepEqual(merge.conflictRanges(merged), [
+    [2, 3],
+    [5, 5],
+  ]);
+  t.deepEqual(merge.conflictRanges('no conflict\n'), []);
+  const oid = (c) => c.repeat(40);
+  const stage = (mode, c, n) => `${mode} ${oid(c)} ${n}\tdir/f.txt`;
+  const parsed = merge.parseMergeTree(
+    [oid('a'), stage('100644', '1', 1), stage('100644', '2', 2), stage('100755', '3', 3), '', 'messages'].join('\0'),
+  );
+  t.is(parsed.tree, oid('a'));
+  t.deepEqual(
+    [...parsed.stages.get('dir/f.txt')].map(([stage, e]) => [stage, e.mode]),
+    [
+      [1, '100644'],
+      [2, '100644'],
+      [3, '100755'],
+    ],
+  );
+  t.is(merge.wholeConflict(parsed.stages.get('dir/f.txt')), 'its mode changed since');
+  const entry = (mode) => ({ mode, oid: oid('1') });
+  t.is(
+    merge.wholeConflict(
+      new Map([
+        [1, entry('100644')],
+        [2, entry('100644')],
+      ]),
+    ),
+    'changed since on one side and deleted on the other',
+  );
+  t.is(
+    merge.wholeConflict(
+      new Map([
+        [1, entry('120000')],
+        [2, entry('120000')],
+        [3, entry('120000')],
+      ]),
+    ),
+    'a symlink changed since',
+  );
+  t.is(
+    merge.wholeConflict(
+      new Map([
+        [1, entry('100644')],
+        [2, entry('100644')],
+        [3, entry('100644')],
+      ]),
+    ),
+    undefined,
+  );
 });

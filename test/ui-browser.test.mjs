@@ -144,7 +144,7 @@ if (!existsSync(CHROMIUM)) {
 
     // Sessions and turns, titled by the prompts.
     await page.locator('.row.session').first().waitFor();
-    t.regex(await page.locator('.row.session').first().innerText(), /claude[\s\S]*session sess-browser/);
+    t.regex(await page.locator('.row.session').first().textContent(), /claude[\s\S]*session sess-browser/);
     const turns = await page.locator('.row.turn').allInnerTexts();
     t.true(
       turns.some((x) => /turn 2[\s\S]*Now rewrite the README/.test(x)),
@@ -159,9 +159,9 @@ if (!existsSync(CHROMIUM)) {
     // A checkpoint's changes: its files and the diff of the first one.
     await page.locator('.row.checkpoint', { hasText: 'Edit' }).first().click();
     await page.locator('.files li').first().waitFor();
-    t.regex(await page.locator('.files').innerText(), /README\.md/);
+    t.regex(await page.locator('.files').textContent(), /README\.md/);
     await page.locator('.d2h-file-wrapper').first().waitFor();
-    t.regex(await page.locator('.diff').first().innerText(), /Rewritten by the agent/);
+    t.regex(await page.locator('.diff').first().textContent(), /Rewritten by the agent/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'checkpoint-diff.png') });
 
     // Keyboard: j moves the selection, / focuses the filter, which narrows the list.
@@ -178,10 +178,10 @@ if (!existsSync(CHROMIUM)) {
     await page.locator('.row.turn', { hasText: 'turn 2' }).click();
     await page.getByRole('button', { name: 'Preview restore to before turn 2' }).click();
     await page.locator('.dialog table.plan').waitFor();
-    const plan = await page.locator('.dialog table.plan').innerText();
+    const plan = await page.locator('.dialog table.plan').textContent();
     t.regex(plan, /restore\s+README\.md/);
     t.regex(plan, /recreate\s+CHANGELOG\.md/);
-    t.regex(await page.locator('.dialog').innerText(), /Left alone \(not in the checkpoint\): notes\.txt/);
+    t.regex(await page.locator('.dialog').textContent(), /Left alone \(not in the checkpoint\): notes\.txt/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'restore-preview.png') });
     t.is(workspaceState(box), afterSession, 'the preview wrote nothing');
 
@@ -190,7 +190,7 @@ if (!existsSync(CHROMIUM)) {
     t.is(workspaceState(box), afterSession, 'one click only asks');
     await page.getByRole('button', { name: /Confirm: write 2 files/ }).click();
     await page.locator('.dialog .guard').waitFor();
-    t.regex(await page.locator('.dialog .guard').innerText(), /guard checkpoint [0-9a-f]{8}/);
+    t.regex(await page.locator('.dialog .guard').textContent(), /guard checkpoint [0-9a-f]{8}/);
     t.is(readFileSync(path.join(box.ws, 'README.md'), 'utf8'), '# demo\n');
     t.is(readFileSync(path.join(box.ws, 'CHANGELOG.md'), 'utf8'), '## 2\n- bumped\n');
     t.is(readFileSync(path.join(box.ws, 'notes.txt'), 'utf8'), 'scratch\n', 'a leftover is left alone');

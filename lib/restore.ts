@@ -312,7 +312,11 @@ export async function revertLocked(
     const kept = conflicts
       .filter((c) => !want.has(c.path))
       .map((c): PlannedFile => ({ path: c.path, action: 'skip', reason: `conflict: ${conflictText(c)}; left as it is` }));
-    const plan = withExtraFiles({ ...merged, files }, dedupe(kept), []);
+    // Paths the reverted changes touched that need nothing (already as the revert wants them) count as unchanged.
+    const settled = [...original.keys()]
+      .filter((p) => !want.has(p) && !conflicted.has(p))
+      .map((p): PlannedFile => ({ path: p, action: 'unchanged' }));
+    const plan = withExtraFiles({ ...merged, files }, [...dedupe(kept), ...settled], []);
     const report = await execute(ctx, 'revert', newest.id, live, plan, undefined, dryRun, reverted);
     if (!dryRun || !options.preview || want.size === 0) return report;
     const diff = await diffTrees(ctx.paths, live.tree, tree, 'patch', false, want.size <= 2000 ? [...want.keys()] : undefined, objectDir);

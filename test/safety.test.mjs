@@ -120,7 +120,7 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
       args: ['revert', 'latest', '--dry-run'],
       code: 1,
       check: (r, k, k0) => {
-        t.regex(r.stdout, /conflict: changed since/);
+        t.regex(r.stdout, /conflict: line 1 changed since/);
         t.deepEqual(k, k0);
       },
     },

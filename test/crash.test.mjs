@@ -4,9 +4,9 @@
 // journal exists must leave the workspace untouched.
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ckpt, ckptJson, sandbox, storeDir, treeState, workspaceState } from './helpers.mjs';
+import { CLI, ROOT, ckpt, ckptJson, sandbox, storeDir, treeState, workspaceState } from './helpers.mjs';
 
 const FILES = 5000;
 const KILLS = 20;
@@ -31,7 +31,12 @@ function populate(box, variant) {
 
 /** Start a restore in its own process group; resolve when it exits (or is killed). */
 function startRestore(box, target) {
-  const child = spawn(process.execPath, [CLI, 'restore', target, '--delete-new'], {
+  return startCli(box, ['restore', target, '--delete-new']);
+}
+
+/** Start a git ckpt command in its own process group; `exited` resolves when it exits (or is killed). */
+function startCli(box, args) {
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd: box.ws,
     env: box.env,
     detached: true,
@@ -143,4 +148,95 @@ test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --con
   // The store still works: one more full restore from wherever we ended up.
   const last = await ckptJson(box, ['restore', current === a ? b : a, '--delete-new']);
   t.is(last.counts.failed, 0);
+});
+
+test('a range revert of 200 checkpoints killed with SIGKILL 20 times: each one recovers with --continue or --abort, byte for byte', async (t) => {
+  t.timeout(15 * 60 * 1000);
+  const box = sandbox();
+  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const file = (i) => path.join(box.ws, `d${i % 10}`, `f${i}.txt`);
+  for (let i = 0; i < 200; i++) {
+    mkdirSync(path.dirname(file(i)), { recursive: true });
+    writeFileSync(file(i), `${Array.from({ length: 10 }, (_, l) => `file ${i} line ${l + 1}`).join('\n')}\n`);
+  }
+  const ws = Workspace.open(box.ws, { env: box.env });
+  await ws.snapshot({ timeBudgetMs: 0 });
+  const original = workspaceState(box);
+  // One agent session of 200 tool calls, each editing line 1–3 of its own file (the library: 200 hook processes would take a minute).
+  for (let i = 0; i < 200; i++) {
+    const lines = readFileSync(file(i), 'utf8').split('\n');
+    lines[i % 3] = `edited by the agent in call ${i}`;
+    writeFileSync(file(i), lines.join('\n'));
+    await ws.snapshot({ session: 'sess-long', turn: Math.floor(i / 20) + 1, step: (i % 20) + 1, tool: 'Edit', kind: 'post' });
+  }
+  // The user's own edits after the session, away from the agent's lines: every revert must keep them.
+  for (let i = 0; i < 200; i += 7) {
+    const lines = readFileSync(file(i), 'utf8').split('\n');
+    lines[8] = 'the user’s line 9';
+    writeFileSync(file(i), lines.join('\n'));
+  }
+  const before = workspaceState(box);
+  const journal = path.join(storeDir(box), 'journal.json');
+
+  // One uninterrupted revert: the reverted state, and the windows to aim the kills at.
+  const t0 = Date.now();
+  const probe = startCli(box, ['revert', '--session', 'sess-long']);
+  await waitFor(() => existsSync(journal) || probe.done, 120_000);
+  let planMs = Date.now() - t0;
+  const t1 = Date.now();
+  const done = await probe.exited;
+  let applyMs = Math.max(10, done.at - t1);
+  t.is(done.code, 0);
+  const reverted = workspaceState(box);
+  t.not(reverted, before);
+  for (let i = 0; i < 200; i += 7) t.regex(readFileSync(file(i), 'utf8'), /the user’s line 9/);
+  t.regex(readFileSync(file(1), 'utf8'), /^file 1 line 1\nfile 1 line 2\n/, 'the agent’s lines are back');
+  t.log(`revert of 200 checkpoints: planning ${planMs} ms, journal to exit ${applyMs} ms`);
+  await ckptJson(box, ['undo']);
+  t.is(workspaceState(box), before);
+
+  const outcomes = { abort: 0, continue: 0, beforeJournal: 0, finished: 0 };
+  for (let kill = 0; kill < KILLS; kill++) {
+    const started = Date.now();
+    const run = startCli(box, ['revert', '--session', 'sess-long']);
+    let journalAt = 0;
+    if (kill % 5 === 4) await sleep(Math.random() * planMs);
+    else {
+      await waitFor(() => existsSync(journal) || run.done, 120_000);
+      journalAt = Date.now();
+      await sleep(Math.random() * applyMs);
+    }
+    try {
+      process.kill(-run.child.pid, 'SIGKILL');
+    } catch {
+      /* already exited */
+    }
+    const end = await run.exited;
+    if (end.signal === null) {
+      if (journalAt) applyMs = Math.max(5, Math.min(applyMs, end.at - journalAt) * 0.8);
+      else planMs = Math.max(10, Math.min(planMs, end.at - started) * 0.8);
+    }
+    let now;
+    if (existsSync(journal)) {
+      const action = kill % 2 === 0 ? 'abort' : 'continue';
+      const r = await ckpt(box, ['restore', `--${action}`]);
+      t.is(r.code, 0, `kill ${kill} ${action}: ${r.stderr}`);
+      now = workspaceState(box);
+      t.is(now, action === 'abort' ? before : reverted, `kill ${kill}: --${action} gives the exact bytes`);
+      outcomes[action]++;
+    } else {
+      now = workspaceState(box);
+      t.true(now === before || now === reverted, `kill ${kill}: the workspace is one whole state`);
+      outcomes[now === reverted ? 'finished' : 'beforeJournal']++;
+    }
+    // Back to the state before the revert for the next round.
+    if (now === reverted) {
+      await ckptJson(box, ['undo']);
+      t.is(workspaceState(box), before);
+    }
+    t.false(existsSync(journal));
+  }
+  t.log(JSON.stringify(outcomes), `final windows: plan ${Math.round(planMs)} ms, apply ${Math.round(applyMs)} ms`);
+  t.true(outcomes.abort + outcomes.continue >= 8, 'most kills landed inside the journaled phase');
+  t.not(original, before);
 });

@@ -391,6 +391,77 @@ async function benchReplay(ws, repeats) {
 }
 
 /**
+ * A whole agent session reverted three-way (`git ckpt revert --session`, the CLI
+ * process, guard and journal included) against what a person could do by hand:
+ * replay each checkpoint's inverse patch, newest first, with `git apply -3` in a
+ * scratch repository holding the present state. The session's calls each edit
+ * a few lines of one file; the user edited other lines of some of them since.
+ */
+async function benchSessionRevert(label, ws, calls, runs) {
+  const { readFileSync } = await import('node:fs');
+  freshStoreEnv();
+  const workspace = Workspace.open(ws);
+  await workspace.snapshot({ timeBudgetMs: 0 });
+  const files = git(['ls-files'], { cwd: ws }).trim().split('\n');
+  const picked = Array.from({ length: calls }, (_, i) => files[(i * 13) % files.length]);
+  for (const [i, f] of picked.entries()) {
+    const full = path.join(ws, f);
+    const lines = readFileSync(full, 'utf8').split('\n');
+    lines[1] = `// edited by the agent in call ${i}`;
+    writeFileSync(full, lines.join('\n'));
+    await workspace.snapshot({ session: 'bench-revert', turn: Math.floor(i / 20) + 1, step: (i % 20) + 1, tool: 'Edit', kind: 'post' });
+  }
+  for (const f of picked.filter((_, i) => i % 5 === 0)) {
+    const full = path.join(ws, f);
+    const lines = readFileSync(full, 'utf8').split('\n');
+    lines[lines.length - 2] = '// the user’s own line';
+    writeFileSync(full, lines.join('\n'));
+  }
+  const records = (await workspace.list({ session: 'bench-revert' })).records; // newest first
+  const gitDir = workspace.store.gitDir;
+  const present = spawnSync('git', ['stash', 'create'], { cwd: ws, env: gitEnv }).stdout.toString().trim();
+  const ckptMs = await measure(
+    runs,
+    () => {
+      const r = spawnSync(process.execPath, [CLI, 'revert', '--session', 'bench-revert'], { cwd: ws, env: process.env });
+      if (r.status !== 0) throw new Error(`revert: ${r.stderr}`);
+    },
+    (i) => {
+      if (i > 0) {
+        const u = spawnSync(process.execPath, [CLI, 'undo'], { cwd: ws, env: process.env });
+        if (u.status !== 0) throw new Error(`undo: ${u.stderr}`);
+      }
+    },
+  );
+  spawnSync(process.execPath, [CLI, 'undo'], { cwd: ws, env: process.env });
+  let scratch;
+  const applyMs = await measure(
+    runs,
+    () => {
+      for (const r of records) {
+        const patch = git(['diff-tree', '-p', '--binary', '-R', r.parent, r.id], { env: { GIT_DIR: gitDir } });
+        git(['apply', '-3', '--index'], { cwd: scratch, input: patch });
+      }
+    },
+    () => {
+      scratch = path.join(base, `apply-${storeCounter++}`);
+      git(['clone', '-q', '--no-checkout', ws, scratch]);
+      git(['read-tree', '-u', '--reset', present || 'HEAD'], { cwd: scratch });
+      git(['commit', '-qm', 'present', '--allow-empty'], { cwd: scratch });
+    },
+  );
+  row(
+    label,
+    `revert of a ${calls}-checkpoint session, three-way (CLI process)`,
+    ckptMs,
+    `git apply -3 of ${calls} inverse patches (scratch repo)`,
+    applyMs,
+  );
+  git(['checkout', '-q', '--', '.'], { cwd: ws });
+  git(['stash', 'drop', '-q'], { cwd: ws, allowFail: true });
+}
+
+/**
  * log over 10,000 checkpoints. The fixture's commits are made by one `git fast-import`
  * into the shadow repository (10,000 snapshots would take minutes); the ledger
  * records point at them, so the degraded probe checks real objects.
@@ -556,6 +627,7 @@ await benchWorkspace(largeLabel, large, { first: 3, steady: QUICK ? 7 : 11 });
 await benchProcesses(largeLabel, large, QUICK ? 7 : 11);
 await benchLog(QUICK ? 7 : 21);
 await benchReplay(small, QUICK ? 3 : 7);
+await benchSessionRevert(smallLabel, small, QUICK ? 50 : 200, QUICK ? 2 : 3);
 
 const fmt = (ms) => (ms === undefined ? '' : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const lines = ['| workspace | operation | git-ckpt ms | reference | reference ms | ratio | target |', '|---|---|---:|---|---:|---:|---:|'];

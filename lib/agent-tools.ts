@@ -312,13 +312,16 @@ const checkpointRestore: AgentTool<{
   name: 'checkpoint_restore',
   title: 'Restore a checkpoint',
   description:
-    'Rewind files. mode "asof" (default) makes the workspace (or only `paths`) match checkpoint `target`; mode "revert" undoes exactly the change ' +
-    'that one checkpoint recorded, keeping everything since. WITHOUT apply: true IT IS A DRY RUN: it returns the plan (per file: restore, recreate, ' +
+    'Rewind files. mode "asof" (default) makes the workspace (or only `paths`) match checkpoint `target`; mode "revert" undoes the change ' +
+    'that checkpoint recorded (or, with target "turn:3..turn:5@SESSION", what that turn range\'s tool calls changed), three-way: edits made since ' +
+    'in other lines are kept, overlapping ones are reported as conflicts and left alone. WITHOUT apply: true IT IS A DRY RUN: it returns the plan (per file: restore, recreate, ' +
     'delete, skip with a reason) and the diff it would apply, and writes nothing. Apply only after showing the plan to the user and getting their consent. ' +
     'Applying first saves the current state as a guard checkpoint, so checkpoint_undo can reverse it. Files never captured (secrets, too large) are never touched; ' +
     'files that are not in the checkpoint are left alone unless deleteNew is true.',
   input: {
-    target: address.describe('checkpoint address: id prefix, latest, latest~N, or turn:N'),
+    target: address.describe(
+      'checkpoint address: id prefix, latest, latest~N, or turn:N; for mode revert also a turn range turn:N..turn:M@SESSION',
+    ),
     mode: z.enum(['asof', 'revert']).optional().describe('asof (default): return to that state; revert: undo that one checkpoint’s change'),
     paths: paths.optional().describe('asof only: just these files or directories, relative to the workspace root'),
     deleteNew: z.boolean().optional().describe('asof only: also delete captured files that are not in the checkpoint'),

@@ -202,8 +202,19 @@ if (!existsSync(CHROMIUM)) {
     await page.locator('.dialog .guard').waitFor();
     t.is(workspaceState(box), afterSession, 'undo brings back the state after the session, byte for byte');
 
-    // The new restore and undo records appear on their own (live).
+    // A three-way revert of turn 1's tool calls: the version bump goes back; its CHANGELOG.md, deleted since by turn 2, stays gone.
     await page.keyboard.press('Escape');
+    await page.locator('.row.turn', { hasText: 'turn 1' }).click();
+    await page.getByRole('button', { name: 'Preview revert of turn 1’s tool calls' }).click();
+    await page.locator('.dialog table.plan').waitFor();
+    const revertPlan = await page.locator('.dialog table.plan').textContent();
+    t.regex(revertPlan, /restore\s*src\/app\.js\s*reverted/);
+    t.notRegex(revertPlan, /CHANGELOG/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'revert-turn-preview.png') });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    t.is(workspaceState(box), afterSession, 'a preview writes nothing');
+
+    // The new restore and undo records appear on their own (live).
     await page.locator('.row.checkpoint', { hasText: 'undo' }).first().waitFor({ timeout: 5000 });
 
     // A narrow window stacks the panes.

@@ -289,18 +289,35 @@ function fileBrowser(files: { status: string; path: string }[], diffUrl: (path: 
 async function openRow(row: Row): Promise<void> {
   const detail = $('detail');
   if (row.kind === 'session') {
-    detail.replaceChildren(el('h2', {}, row.session ? `Session ${row.session}` : 'Outside any agent session'), el('p', { class: 'muted' }, row.agent ? `agent: ${row.agent}` : ''));
+    const actions: HTMLElement[] = [];
+    if (row.session) {
+      // Every turn of the session: a range no session reaches the end of.
+      const session = row.session;
+      const revert = el('button', { type: 'button', class: 'ghost' }, 'Preview revert of this session’s tool calls');
+      const range = `turn:1..turn:${Number.MAX_SAFE_INTEGER}@${session}`;
+      revert.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert session ${session.slice(0, 12)}`));
+      actions.push(revert);
+    }
+    detail.replaceChildren(
+      el('h2', {}, row.session ? `Session ${row.session}` : 'Outside any agent session'),
+      el('p', { class: 'muted' }, row.agent ? `agent: ${row.agent}` : ''),
+      el('p', { class: 'muted' }, row.session ? 'A revert undoes what this session’s tool calls changed and keeps everything else (your edits, other sessions), three-way.' : ''),
+      el('div', { class: 'actions' }, ...actions),
+    );
     return;
   }
   if (row.kind === 'turn') {
     const address = `turn:${row.turn}@${row.session}`;
     const preview = el('button', { type: 'button' }, `Preview restore to before turn ${row.turn}`);
     preview.addEventListener('click', () => void previewRestore({ target: address, mode: 'asof' }, `Restore to before turn ${row.turn}`));
+    const revertTurn = el('button', { type: 'button', class: 'ghost' }, `Preview revert of turn ${row.turn}’s tool calls`);
+    const range = `turn:${row.turn}..turn:${row.turn}@${row.session}`;
+    revertTurn.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert turn ${row.turn}`));
     detail.replaceChildren(
       el('h2', {}, `Turn ${row.turn}`),
       el('p', { class: 'prompt' }, row.title ? `“${row.title}”` : '(no prompt recorded)'),
       el('p', { class: 'muted' }, `session ${row.session}`),
-      el('div', { class: 'actions' }, preview),
+      el('div', { class: 'actions' }, preview, revertTurn),
     );
     return;
   }

@@ -358,9 +358,11 @@ async function revertWhole(ctx: StoreContext, target: CheckpointRecord, dryRun: 
   const live = await captureLive(ctx, dryRun, `guard before revert of ${short(target.id)}`);
   const { want, conflicts, unchanged } = revertWants(changes, live.entries);
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+  // Said where it matters: this git cannot keep later edits in the same file.
+  const whole = conflicts.map((c) => ({ ...c, reason: `${c.reason} (git ${THREE_WAY_GIT} or newer would keep later edits in other lines)` }));
   const plan = withExtraFiles(
     reconcile({ want, live: live.entries, disk, replaceCaptured: true }),
-    [...conflicts, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
+    [...whole, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
     [],
   );
   return execute(ctx, 'revert', target.id, live, plan, undefined, dryRun);

@@ -359,7 +359,10 @@ async function revertWhole(ctx: StoreContext, target: CheckpointRecord, dryRun: 
   const { want, conflicts, unchanged } = revertWants(changes, live.entries);
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
   // Said where it matters: this git cannot keep later edits in the same file.
-  const whole = conflicts.map((c) => ({ ...c, reason: `${c.reason} (git ${THREE_WAY_GIT} or newer would keep later edits in other lines)` }));
+  const whole = conflicts.map((c) => ({
+    ...c,
+    reason: `${c.reason} (git ${THREE_WAY_GIT} or newer would keep later edits in other lines)`,
+  }));
   const plan = withExtraFiles(
     reconcile({ want, live: live.entries, disk, replaceCaptured: true }),
     [...whole, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],

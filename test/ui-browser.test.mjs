@@ -164,6 +164,21 @@ if (!existsSync(CHROMIUM)) {
     t.regex(await page.locator('.diff').first().textContent(), /Rewritten by the agent/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'checkpoint-diff.png') });
 
+    // One file restored to a checkpoint: CHANGELOG.md, deleted in turn 2, as turn 1 wrote it; a plan for that file alone.
+    await page.locator('.row.checkpoint', { hasText: 'Write' }).first().click();
+    await page.locator('.files li', { hasText: 'CHANGELOG.md' }).waitFor();
+    await page.getByRole('button', { name: 'Preview restore of this file' }).click();
+    await page.locator('.dialog table.plan').waitFor();
+    t.regex(await page.locator('.dialog h2').textContent(), /Restore CHANGELOG\.md to/);
+    t.deepEqual(await page.locator('.dialog table.plan tr').allTextContents(), ['recreateCHANGELOG.md']);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    t.is(workspaceState(box), afterSession);
+    // Any two points: the initial snapshot (latest~4) against the checkpoint shown.
+    await page.getByLabel('compare with').fill('latest~4');
+    await page.getByRole('button', { name: 'Compare with…' }).click();
+    await page.locator('.detail h2', { hasText: 'latest~4 →' }).waitFor();
+    t.is(await page.locator('.detail .files').textContent(), 'ACHANGELOG.md', 'the initial snapshot against the Write checkpoint');
+
     // Keyboard: j moves the selection, / focuses the filter, which narrows the list.
     await page.locator('#timeline').focus();
     await page.keyboard.press('j');

@@ -79,8 +79,17 @@ const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
   return node;
 };
 
+interface SessionInfo {
+  id: string;
+  agent: string | null;
+  started: number;
+  turns: number;
+  checkpoints: number;
+}
+
 const state = {
   ws: '' as string,
+  sessions: new Map<string, SessionInfo>(),
   entries: [] as Entry[],
   total: 0,
   rows: [] as Row[],
@@ -156,6 +165,13 @@ function buildRows(): void {
   renderRows();
 }
 
+/** A session header's right side: how many turns, and when it started. */
+function sessionSummary(session: string | null, time: number): string {
+  const info = session === null ? undefined : state.sessions.get(session);
+  if (!info) return age(time);
+  return `${info.turns} turn${info.turns === 1 ? '' : 's'} · started ${age(info.started)}`;
+}
+
 function rowNode(row: Row, index: number): HTMLElement {
   const selected = index === state.selected ? ' selected' : '';
   if (row.kind === 'session') {
@@ -165,7 +181,7 @@ function rowNode(row: Row, index: number): HTMLElement {
       { class: `row session${selected}`, title: row.session ?? '' },
       el('span', { class: 'agent' }, row.agent ?? ''),
       el('span', {}, label),
-      el('span', { class: 'when' }, age(row.time)),
+      el('span', { class: 'when' }, sessionSummary(row.session, row.time)),
     );
   }
   if (row.kind === 'turn')
@@ -220,8 +236,11 @@ function select(index: number, open = true): void {
 
 async function loadTimeline(): Promise<void> {
   const load = ++state.loading;
-  const first = await api<{ total: number; records: Entry[] }>(`/api/timeline?ws=${encodeURIComponent(state.ws)}&limit=${FIRST_PAGE}`);
+  const first = await api<{ total: number; records: Entry[]; sessions: SessionInfo[] }>(
+    `/api/timeline?ws=${encodeURIComponent(state.ws)}&limit=${FIRST_PAGE}`,
+  );
   if (load !== state.loading) return;
+  state.sessions = new Map(first.sessions.map((x) => [x.id, x]));
   const selectedKey = state.rows[state.selected]?.key;
   state.entries = first.records;
   state.total = first.total;
@@ -258,12 +277,19 @@ function diffStyleToggle(onChange: () => void): HTMLElement {
 }
 
 /** A list of files; clicking one shows its diff below. `diffUrl(path)` names the file-diff request. */
-function fileBrowser(files: { status: string; path: string }[], diffUrl: (path: string) => string): HTMLElement {
+function fileBrowser(
+  files: { status: string; path: string }[],
+  diffUrl: (path: string) => string,
+  fileAction?: { label: string; run: (path: string) => void },
+): HTMLElement {
   const list = el('ul', { class: 'files' });
   const diff = el('div', { class: 'diff' });
   let current: string | undefined;
+  const action = fileAction ? el('button', { type: 'button', class: 'ghost', disabled: true }, fileAction.label) : null;
+  action?.addEventListener('click', () => current && fileAction!.run(current));
   const show = async (file: string) => {
     current = file;
+    if (action) action.disabled = false;
     for (const li of list.children) li.classList.toggle('active', (li as HTMLElement).dataset.path === file);
     diff.replaceChildren(el('p', { class: 'hint' }, 'loading…'));
     const r = await api<{ diff: string; truncated: boolean; note?: string }>(diffUrl(file));
@@ -283,7 +309,8 @@ function fileBrowser(files: { status: string; path: string }[], diffUrl: (path: 
   }
   if (files[0]) void show(files[0].path);
   const toggle = diffStyleToggle(() => current && void show(current));
-  return el('div', { class: 'browser' }, el('div', { class: 'files-head' }, el('span', {}, `${files.length} file${files.length === 1 ? '' : 's'}`), toggle), list, diff);
+  const head = el('div', { class: 'files-head' }, el('span', {}, `${files.length} file${files.length === 1 ? '' : 's'}`), el('span', { class: 'tools' }, action, toggle));
+  return el('div', { class: 'browser' }, head, list, diff);
 }
 
 async function openRow(row: Row): Promise<void> {
@@ -331,7 +358,15 @@ async function openRow(row: Row): Promise<void> {
   const revert = el('button', { type: 'button', class: 'ghost' }, 'Preview revert of this change');
   revert.addEventListener('click', () => void previewRestore({ target: e.id, mode: 'revert' }, `Revert ${short(e.id)}`));
   const compare = el('button', { type: 'button', class: 'ghost' }, 'Compare with the workspace now');
-  compare.addEventListener('click', () => void compareLive(e));
+  compare.addEventListener('click', () => void compareWith(e, undefined));
+  // Any two points: an id prefix, latest~N or turn:N typed here, against this checkpoint.
+  const other = el('input', { type: 'text', placeholder: 'id, latest~N, turn:N', ariaLabel: 'compare with', size: 16 });
+  const compareOther = el('button', { type: 'button', class: 'ghost' }, 'Compare with…');
+  const runCompare = () => other.value.trim() && void compareWith(e, other.value.trim());
+  compareOther.addEventListener('click', runCompare);
+  other.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter') runCompare();
+  });
   const facts = [
     ['when', `${new Date(e.time).toLocaleString()} (${age(e.time)})`],
     ['what', [e.agent, e.kind, e.tool].filter(Boolean).join(' · ')],
@@ -345,22 +380,33 @@ async function openRow(row: Row): Promise<void> {
   detail.replaceChildren(
     el('h2', {}, el('code', {}, short(e.id)), ' ', statsNode(e.stats)),
     el('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [el('dt', {}, k!), el('dd', {}, v!)])),
-    el('div', { class: 'actions' }, restore, revert, compare),
-    fileBrowser(info.files, (p) => `/api/file-diff?ws=${encodeURIComponent(state.ws)}&to=${e.id}&path=${encodeURIComponent(p)}`),
+    el('div', { class: 'actions' }, restore, revert, compare, el('span', { class: 'compare' }, other, compareOther)),
+    fileBrowser(info.files, (p) => `/api/file-diff?ws=${encodeURIComponent(state.ws)}&to=${e.id}&path=${encodeURIComponent(p)}`, {
+      label: 'Preview restore of this file',
+      run: (p) => void previewRestore({ target: e.id, mode: 'asof', paths: [p] }, `Restore ${p} to ${short(e.id)}`),
+    }),
   );
 }
 
-async function compareLive(e: Entry): Promise<void> {
+/** What changed from another point (`from`, or this checkpoint) to this checkpoint (or, with no `from`, from it to the workspace now). */
+async function compareWith(e: Entry, from: string | undefined): Promise<void> {
   const detail = $('detail');
   const back = el('button', { type: 'button', class: 'ghost' }, '← back');
   back.addEventListener('click', () => state.selected >= 0 && void openRow(state.rows[state.selected]!));
-  const r = await api<{ files: { status: string; path: string }[] }>(`/api/compare?ws=${encodeURIComponent(state.ws)}&from=${e.id}`);
+  const ws = encodeURIComponent(state.ws);
+  const range = from === undefined ? `from=${e.id}` : `from=${encodeURIComponent(from)}&to=${e.id}`;
+  let r: { files: { status: string; path: string }[] };
+  try {
+    r = await api(`/api/compare?ws=${ws}&${range}`);
+  } catch (err) {
+    return showError('Compare', err);
+  }
   detail.replaceChildren(
-    el('h2', {}, `${short(e.id)} → the workspace now`),
+    el('h2', {}, from === undefined ? `${short(e.id)} → the workspace now` : `${from} → ${short(e.id)}`),
     el('div', { class: 'actions' }, back),
     r.files.length
-      ? fileBrowser(r.files, (p) => `/api/file-diff?ws=${encodeURIComponent(state.ws)}&from=${e.id}&path=${encodeURIComponent(p)}`)
-      : el('p', { class: 'hint' }, 'The workspace matches this checkpoint.'),
+      ? fileBrowser(r.files, (p) => `/api/file-diff?ws=${ws}&${range}&path=${encodeURIComponent(p)}`)
+      : el('p', { class: 'hint' }, 'No difference.'),
   );
 }
 
@@ -393,6 +439,8 @@ interface RestoreRequest {
   target: string;
   mode: 'asof' | 'revert';
   deleteNew?: boolean;
+  /** Only these files (asof). */
+  paths?: string[];
 }
 
 async function previewRestore(request: RestoreRequest, title: string): Promise<void> {

@@ -169,8 +169,22 @@ if (agent.skip) {
         'PostToolUse:Bash',
         'Stop',
       ];
-      // Post hooks run in the background: the order of a post and the next pre may vary.
-      c.eq([...traceEvents(trace)].sort(), [...wiredEvents(wiring, [...full, ...full2])].sort(), 'hook events');
+      // Post hooks run in the background: the order of a post and the next pre may vary, and `claude -p`
+      // exits without waiting for one, so a turn's last post may never run (its Stop takes the change:
+      // the ledger checks below). Every other event must be there, and nothing else.
+      const got = [...traceEvents(trace)].sort();
+      const want = [...wiredEvents(wiring, [...full, ...full2])].sort();
+      const without = (list, minus) => {
+        const rest = [...list];
+        for (const e of minus) {
+          const i = rest.indexOf(e);
+          if (i >= 0) rest.splice(i, 1);
+        }
+        return rest;
+      };
+      c.eq(without(got, want), [], 'no unexpected hook events');
+      const missing = without(want, got);
+      c.ok(missing.length <= 2 && missing.every((e) => e.startsWith('PostToolUse:')), `only background posts may be missing: ${missing}`);
       const session = trace[0]?.payload.session_id;
       c.ok(session, 'session id');
       c.ok(

@@ -359,7 +359,7 @@ async function benchUiFirstScreen(ws, count, runs) {
       }
       return;
     }
-    const cookie = `ckpt_ui=${server.token}`;
+    const cookie = `ckpt_ui_${server.port}=${server.token}`;
     const fetchText = async (p) => (await fetch(`http://127.0.0.1:${server.port}${p}`, { headers: { cookie } })).text();
     const ms = await measure(runs, async () => {
       await fetchText('/');

@@ -22,6 +22,12 @@ function fail(message: string, exitCode: number, code = exitCode === 2 ? 'usage'
   process.exit(exitCode);
 }
 
+/** Commands that take what follows `--` (paths, or for show an address); the others refuse it rather than ignore it. */
+const DASH_DASH_COMMANDS = new Set(['diff', 'restore', 'show', 'hook']);
+
+/** --color's values; `--color <when>` (with a space) is read as git reads `--color=<when>`. */
+const COLOR_VALUES = new Set(['auto', 'always', 'never']);
+
 /** Commands whose output pages on a terminal, as git's log, show and diff do. */
 const PAGED_COMMANDS = new Set(['log', 'show', 'diff']);
 
@@ -129,7 +135,8 @@ async function main(): Promise<void> {
   const { paginate, rest } = splitLeadingOptions(dashDash < 0 ? all : all.slice(0, dashDash));
   setAfterDashDash(dashDash < 0 ? [] : all.slice(dashDash + 1));
   jsonErrors = rest.includes('--json');
-  const command = rest.find((a, i) => !a.startsWith('-') && rest[i - 1] !== '-C');
+  const isValue = (a: string, i: number) => rest[i - 1] === '-C' || (rest[i - 1] === '--color' && COLOR_VALUES.has(a));
+  const command = rest.find((a, i) => !a.startsWith('-') && !isValue(a, i));
   // A bare `git ckpt` prints the usage on stderr and exits 1, as git does; `help <command>` is `<command> --help`.
   if (command === undefined && !rest.some((a) => ['-h', '--help', '--version'].includes(a))) {
     process.stderr.write((await buildProgram()).helpInformation());
@@ -138,9 +145,13 @@ async function main(): Promise<void> {
   if (rest.includes('--version') && (command === undefined || command === 'version'))
     return (await import('./version.js')).printVersion(rest.includes('--json'));
   const args = command === 'help' ? [...rest.filter((a) => a !== 'help'), '--help'] : rest;
-  const named = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-C');
-  const colorArg = rest.find((a) => a.startsWith('--color'));
-  const color = colorArg === undefined ? undefined : colorArg === '--color' ? 'always' : colorArg.slice('--color='.length);
+  const named = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-C' && !(args[i - 1] === '--color' && COLOR_VALUES.has(a)));
+  if (dashDash >= 0 && all.length > dashDash + 1 && named !== undefined && !DASH_DASH_COMMANDS.has(named))
+    fail(`${named} takes no paths after --: ${JSON.stringify(all.slice(dashDash + 1).join(' ')).slice(0, 80)}`, 2);
+  const colorAt = rest.findIndex((a) => a.startsWith('--color'));
+  const colorArg = colorAt < 0 ? undefined : rest[colorAt]!;
+  const spaced = colorArg === '--color' && COLOR_VALUES.has(rest[colorAt + 1] ?? '') ? rest[colorAt + 1] : undefined;
+  const color = colorArg === undefined ? undefined : colorArg === '--color' ? (spaced ?? 'always') : colorArg.slice('--color='.length);
   if (color !== undefined && !['auto', 'always', 'never'].includes(color))
     fail(`--color takes auto, always or never, not ${JSON.stringify(color)}`, 2);
   setUpOutput({
@@ -151,7 +162,9 @@ async function main(): Promise<void> {
   const wantsHelp = args.includes('--help') || args.includes('-h');
   const program = await buildProgram(named !== undefined && named in COMMANDS && !wantsHelp ? [named] : COMMAND_NAMES);
   try {
-    await program.parseAsync(args, { from: 'user' });
+    // --color is read above, as git reads it; commander would take the next word (a command) as its value.
+    const forParser = args.filter((a, i) => !a.startsWith('--color') && !(args[i - 1] === '--color' && COLOR_VALUES.has(a)));
+    await program.parseAsync(forParser, { from: 'user' });
   } catch (caught) {
     if (!(caught instanceof CommanderError)) throw caught;
     if (caught.exitCode === 0) return finishOutput(); // help was printed

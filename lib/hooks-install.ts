@@ -7,7 +7,7 @@
  * around it refuses a file it cannot parse, writes atomically, and keeps a
  * backup of the previous content.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { CkptError } from './errors.js';
@@ -365,7 +365,7 @@ function backupPath(file: string, root: string, now = new Date()): string {
 }
 
 /** A copy of `file` under the store root's backups/, before it is changed. */
-export function backUp(file: string, env: NodeJS.ProcessEnv): string {
+function backUp(file: string, env: NodeJS.ProcessEnv): string {
   let backup = backupPath(file, storeRoot(env));
   mkdirSync(path.dirname(backup), { recursive: true, mode: 0o700 });
   for (let n = 2; existsSync(backup); n++) backup = `${backupPath(file, storeRoot(env))}.${n}`;
@@ -375,9 +375,21 @@ export function backUp(file: string, env: NodeJS.ProcessEnv): string {
 
 /** Write a JSON config atomically, backing up the old one first; returns the backup. */
 export function writeConfig(file: string, config: Json, hadFile: boolean, env: NodeJS.ProcessEnv): string | undefined {
-  mkdirSync(path.dirname(file), { recursive: true });
+  return writeConfigText(file, `${JSON.stringify(config, null, 2)}\n`, hadFile, env);
+}
+
+/**
+ * Write an agent's config file atomically, after a backup. A symlinked config
+ * (a dotfiles repository) is written where the link points, and the file keeps
+ * its mode: the link and the permissions are the user's.
+ */
+export function writeConfigText(file: string, text: string, hadFile: boolean, env: NodeJS.ProcessEnv): string | undefined {
+  const target = hadFile ? realpathSync(file) : file;
+  mkdirSync(path.dirname(target), { recursive: true });
   const backup = hadFile ? backUp(file, env) : undefined;
-  writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`);
+  const mode = hadFile ? statSync(target).mode & 0o777 : undefined;
+  writeFileAtomic(target, text);
+  if (mode !== undefined) chmodSync(target, mode);
   return backup;
 }
 

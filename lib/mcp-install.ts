@@ -14,14 +14,13 @@
  * comments and removed by them, so their comments and layout survive; the
  * result is parsed before it is written.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CkptError } from './errors.js';
-import { backUp, readConfig, writeConfig, type HookAgent, type Scope } from './hooks-install.js';
+import { readConfig, writeConfig, writeConfigText, type HookAgent, type Scope } from './hooks-install.js';
 import { mcpEntryScript } from './layout.js';
-import { writeFileAtomic } from './store.js';
 
 /** The server's name in every agent's configuration. */
 const MCP_SERVER_NAME = 'git-ckpt';
@@ -118,19 +117,31 @@ function installedEntry(target: McpTarget): Json | undefined {
   return (readConfig(target.file)?.mcpServers as Json | undefined)?.[MCP_SERVER_NAME] as Json | undefined;
 }
 
-function sameEntry(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** Whether an installed entry launches what we would write: its other keys (env, timeout …) are the user's. */
+function sameLaunch(installed: unknown, wanted: Json): boolean {
+  if (!installed || typeof installed !== 'object') return false;
+  const entry = installed as Json;
+  return Object.keys(wanted).every((k) => JSON.stringify(entry[k]) === JSON.stringify(wanted[k]));
+}
+
+/** The `mcpServers` object of a JSON config, or a `config` error when it is something else. */
+function serversOf(config: Json | undefined, file: string): Json {
+  const servers = config?.mcpServers ?? {};
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
+    throw new CkptError('config', `${file}: "mcpServers" is not an object; left untouched`);
+  return servers as Json;
 }
 
 export function installMcp(target: McpTarget, script = mcpEntryScript(), env: NodeJS.ProcessEnv = process.env): McpInstallResult {
   if (target.agent === 'codex') return installToml(target, script, env);
   const current = readConfig(target.file);
-  const servers = (current?.mcpServers ?? {}) as Json;
-  if (typeof servers !== 'object' || Array.isArray(servers))
-    throw new CkptError('config', `${target.file}: "mcpServers" is not an object; left untouched`);
+  const servers = serversOf(current, target.file);
   const entry = serverEntry(target.agent, script);
-  if (sameEntry(servers[MCP_SERVER_NAME], entry)) return { ...target, changed: false };
-  const next = { ...(current ?? {}), mcpServers: { ...servers, [MCP_SERVER_NAME]: entry } };
+  const installed = servers[MCP_SERVER_NAME];
+  if (sameLaunch(installed, entry)) return { ...target, changed: false };
+  // Keys the user added to our entry (env, timeout …) stay.
+  const kept = installed && typeof installed === 'object' && !Array.isArray(installed) ? (installed as Json) : {};
+  const next = { ...(current ?? {}), mcpServers: { ...servers, [MCP_SERVER_NAME]: { ...kept, ...entry } } };
   const backup = writeConfig(target.file, next, current !== undefined, env);
   return { ...target, changed: true, ...(backup ? { backup } : {}) };
 }
@@ -139,7 +150,9 @@ function installToml(target: McpTarget, script: string, env: NodeJS.ProcessEnv):
   const current = readToml(target.file);
   const existing = (current?.parsed.mcp_servers as Json | undefined)?.[MCP_SERVER_NAME];
   const wanted = { command: 'sh', args: [script] };
-  if (existing && sameEntry(existing, wanted)) return { ...target, changed: false };
+  if (existing && sameLaunch(existing, wanted)) return { ...target, changed: false };
+  if (current && current.text.includes(TOML_BEGIN) !== current.text.includes(TOML_END))
+    throw new CkptError('config', `${target.file}: git-ckpt's marker lines are not both there; left untouched`);
   if (existing && !current!.text.includes(TOML_BEGIN))
     throw new CkptError('config', `${target.file} has its own [mcp_servers.${MCP_SERVER_NAME}]; left untouched`);
   const base = withoutTomlBlock(current?.text ?? '');
@@ -152,9 +165,7 @@ function installToml(target: McpTarget, script: string, env: NodeJS.ProcessEnv):
       `${target.file}: adding the server would not parse (${(err as Error).message.split('\n')[0]}); left untouched`,
     );
   }
-  mkdirSync(path.dirname(target.file), { recursive: true });
-  const backup = current ? backUp(target.file, env) : undefined;
-  writeFileAtomic(target.file, text);
+  const backup = writeConfigText(target.file, text, current !== undefined, env);
   return { ...target, changed: true, ...(backup ? { backup } : {}) };
 }
 
@@ -162,13 +173,17 @@ export function uninstallMcp(target: McpTarget, env: NodeJS.ProcessEnv = process
   if (target.agent === 'codex') {
     const current = readToml(target.file);
     if (!current?.text.includes(TOML_BEGIN)) return { ...target, changed: false };
-    const backup = backUp(target.file, env);
-    writeFileAtomic(target.file, withoutTomlBlock(current.text));
-    return { ...target, changed: true, backup };
+    if (!current.text.includes(TOML_END))
+      throw new CkptError(
+        'config',
+        `${target.file}: git-ckpt's end marker is gone; remove its [mcp_servers.${MCP_SERVER_NAME}] table by hand`,
+      );
+    const backup = writeConfigText(target.file, withoutTomlBlock(current.text), true, env);
+    return { ...target, changed: true, ...(backup ? { backup } : {}) };
   }
   const current = readConfig(target.file);
-  const servers = current?.mcpServers as Json | undefined;
-  if (!current || !servers || !(MCP_SERVER_NAME in servers)) return { ...target, changed: false };
+  const servers = serversOf(current, target.file);
+  if (!current || !(MCP_SERVER_NAME in servers)) return { ...target, changed: false };
   const { [MCP_SERVER_NAME]: _ours, ...others } = servers;
   const next: Json = { ...current, mcpServers: others };
   const backup = writeConfig(target.file, next, true, env);
@@ -188,5 +203,5 @@ export function mcpStatus(target: McpTarget, script = mcpEntryScript()): McpStat
     : undefined;
   const brokenScript = typeof named === 'string' && !existsSync(named);
   const wanted = target.agent === 'codex' ? { command: 'sh', args: [script] } : serverEntry(target.agent, script);
-  return { ...target, state: sameEntry(entry, wanted) ? 'installed' : 'outdated', ...(brokenScript ? { brokenScript } : {}) };
+  return { ...target, state: sameLaunch(entry, wanted) ? 'installed' : 'outdated', ...(brokenScript ? { brokenScript } : {}) };
 }

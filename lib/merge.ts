@@ -8,6 +8,7 @@
  * Every object goes to `scratchObjectDir` when one is given (dry runs).
  */
 import { randomBytes } from 'node:crypto';
+import { diffArrays } from 'diff';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,9 +42,6 @@ export interface RevertStep {
 }
 
 export type ConflictMode = 'keep' | 'markers';
-
-/** A path git set aside in a file-versus-directory conflict: `<path>~<commit id>`. */
-const SET_ASIDE = /^(.+)~[0-9a-f]{7,64}$/;
 
 const call = (repo: MergeRepo, c: Omit<GitCall, 'gitDir' | 'cwd' | 'scratchObjectDir'>): GitCall => ({
   gitDir: repo.gitDir,
@@ -86,27 +84,50 @@ export function parseMergeTree(stdout: string): { tree: string; stages: Map<stri
 }
 
 /**
- * Pure: the line ranges of the present file ("ours") that a text conflict
- * covers, from the merged file git wrote with conflict markers. @public (tests use it)
+ * Pure: the line ranges of the present file that the conflicts cover, from the
+ * merged text git wrote with conflict markers (CRLF files included). The text
+ * outside the blocks already carries the clean part of the revert, so line
+ * numbers are mapped back to the present file through a line diff.
+ * @public (tests use it)
  */
-export function conflictRanges(merged: string): [number, number][] {
-  const ranges: [number, number][] = [];
-  let line = 0;
+export function conflictRanges(merged: string, present: string): [number, number][] {
+  const resolved: string[] = [];
+  const blocks: [number, number][] = [];
   let side: 'none' | 'ours' | 'theirs' = 'none';
   let start = 0;
-  for (const text of merged.split('\n')) {
+  for (const raw of merged.split('\n')) {
+    const text = raw.replace(/\r$/, '');
     if (side === 'none' && text.startsWith('<<<<<<< ')) {
       side = 'ours';
-      start = line + 1;
-    } else if (side === 'ours' && text === '=======') side = 'theirs';
-    else if (side === 'ours' && text.startsWith('||||||| ')) side = 'theirs';
-    else if (side === 'theirs' && text.startsWith('>>>>>>> ')) {
-      // An empty "ours" side (lines the change added, deleted since) still names where it was.
-      ranges.push([start, Math.max(start, line)]);
-      side = 'none';
-    } else if (side !== 'theirs') line++;
+      start = resolved.length;
+    } else if (side === 'ours' && (text === '=======' || text.startsWith('||||||| '))) {
+      side = 'theirs';
+      blocks.push([start, resolved.length]);
+    } else if (side === 'theirs') {
+      if (text.startsWith('>>>>>>> ')) side = 'none';
+    } else resolved.push(raw);
   }
-  return ranges;
+  // Each resolved line that the present file has unchanged, by its index there.
+  const at = new Map<number, number>();
+  let i = 0;
+  let j = 0;
+  for (const part of diffArrays(resolved, present.split('\n'))) {
+    const n = part.count ?? part.value.length;
+    if (part.added) j += n;
+    else if (part.removed) i += n;
+    else for (let k = 0; k < n; k++) at.set(i++, j++);
+  }
+  /** The present file's index (0-based) of resolved line `index`, or as far past the nearest unchanged line before it. */
+  const near = (index: number): number => {
+    for (let k = index; k >= 0; k--) if (at.has(k)) return at.get(k)! + (index - k);
+    return index;
+  };
+  return blocks.map(([from, to]): [number, number] => {
+    if (to > from) return [near(from) + 1, near(to - 1) + 1];
+    // An empty present side (lines the change added, deleted since): where they were.
+    const where = from > 0 ? near(from - 1) + 2 : 1;
+    return [where, where];
+  });
 }
 
 /** Pure: why a conflicted path conflicts whole, from its stages; undefined for a text conflict git could mark. @public (tests use it) */
@@ -193,27 +214,33 @@ export async function revertTrees(
     const before = await listTree(repo, ours, undefined, repo.scratchObjectDir);
     const merged = await listTree(repo, tree, undefined, repo.scratchObjectDir);
     const keep = new Map<string, TreeEntry | null>();
+    const setAside = new RegExp(`^(.+)~(?:${oursCommit}|${theirsCommit})$`);
     for (const [file, byStage] of stages) {
-      // git moves one side of a file-versus-directory conflict aside as `name~<commit>`.
-      const setAside = SET_ASIDE.exec(file);
-      if (setAside) {
-        conflicts.push({ path: setAside[1]!, ranges: [], checkpoint: step.id, whole: 'a file and a directory at this path since' });
-        keep.set(file, before.get(file) ?? null);
+      // A file-versus-directory conflict: git keeps the directory at the path and moves the file
+      // aside as `name~<commit>`. The present wins whole: the path and all below it as they are now.
+      const aside = setAside.exec(file);
+      if (aside) {
+        const name = aside[1]!;
+        conflicts.push({ path: name, ranges: [], checkpoint: step.id, whole: 'a file and a directory at this path since' });
+        keep.set(file, null);
+        for (const p of new Set([...before.keys(), ...merged.keys()]))
+          if (p === name || p.startsWith(`${name}/`)) keep.set(p, before.get(p) ?? null);
         continue;
       }
       let whole = wholeConflict(byStage);
       let ranges: [number, number][] = [];
       const result = merged.get(file);
       if (!whole && result) {
-        const text = (await git(call(repo, { verb: 'cat-file', args: ['-p', { oid: result.oid }] }))).stdout.toString('utf8');
-        ranges = conflictRanges(text);
+        const text = async (oid: string) => (await git(call(repo, { verb: 'cat-file', args: ['-p', { oid }] }))).stdout.toString('utf8');
+        const now = before.get(file);
+        ranges = conflictRanges(await text(result.oid), now ? await text(now.oid) : '');
         if (ranges.length === 0) whole = 'a binary file changed since';
       }
       conflicts.push({ path: file, ranges, checkpoint: step.id, ...(whole ? { whole } : {}) });
       if (whole || mode === 'keep') keep.set(file, before.get(file) ?? null);
     }
-    // Paths git set aside for a file-versus-directory conflict (`name~<commit>`) are not ours to keep.
-    for (const file of merged.keys()) if (!before.has(file) && !stages.has(file) && SET_ASIDE.test(file)) keep.set(file, null);
+    // Paths git set aside for a file-versus-directory conflict are not ours to keep.
+    for (const file of merged.keys()) if (!before.has(file) && setAside.test(file)) keep.set(file, null);
     ours = await withEntries(repo, tree, keep);
   }
   return { tree: ours, conflicts };

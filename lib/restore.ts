@@ -303,7 +303,14 @@ export async function revertLocked(
     const conflicted = new Map(conflicts.map((c) => [c.path, c]));
     const files = merged.files.map((f): PlannedFile => {
       const conflict = conflicted.get(f.path);
-      if (conflict) return { ...f, reason: `conflict markers written: ${conflictText(conflict)}` };
+      if (conflict)
+        return {
+          ...f,
+          reason:
+            options.conflict === 'markers' && !conflict.whole
+              ? `conflict markers written: ${conflictText(conflict)}`
+              : `conflict: ${conflictText(conflict)}; the other reverted changes to it were applied`,
+        };
       if (f.action === 'skip' || f.action === 'unchanged') return f;
       const before = original.get(f.path);
       const clean = before !== undefined && sameEntry(want.get(f.path) ?? null, before);
@@ -314,12 +321,15 @@ export async function revertLocked(
       .map((c): PlannedFile => ({ path: c.path, action: 'skip', reason: `conflict: ${conflictText(c)}; left as it is` }));
     // Paths the reverted changes touched that need nothing (already as the revert wants them) count as unchanged.
     const settled = [...original.keys()]
-      .filter((p) => !want.has(p) && !conflicted.has(p))
+      .filter((p) => !want.has(p) && !conflicted.has(p) && !conflicts.some((c) => p.startsWith(`${c.path}/`)))
       .map((p): PlannedFile => ({ path: p, action: 'unchanged' }));
     const plan = withExtraFiles({ ...merged, files }, [...dedupe(kept), ...settled], []);
     const report = await execute(ctx, 'revert', newest.id, live, plan, undefined, dryRun, reverted);
     if (!dryRun || !options.preview || want.size === 0) return report;
-    const diff = await diffTrees(ctx.paths, live.tree, tree, 'patch', false, want.size <= 2000 ? [...want.keys()] : undefined, objectDir);
+    // The diff of what the plan writes: not of paths it skips (an uncaptured file in the way).
+    const writes = plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete').map((f) => f.path);
+    if (writes.length === 0) return report;
+    const diff = await diffTrees(ctx.paths, live.tree, tree, 'patch', false, writes.length <= 2000 ? writes : undefined, objectDir);
     return { ...report, diff };
   };
   if (!dryRun)

@@ -49,7 +49,6 @@ const PAGE_MAX = 1000;
 const FILE_DIFF_MAX_BYTES = 512 * 1024;
 /** How often a live page's ledger is looked at (a stat). */
 const LEDGER_POLL_MS = 500;
-const COOKIE = 'ckpt_ui';
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
@@ -93,10 +92,13 @@ function sameSecret(a: string | undefined, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-function cookieToken(header: string | undefined): string | undefined {
+/** The cookie's name: per port, since browsers scope cookies by host only and several servers may run at once. */
+const cookieName = (port: number) => `ckpt_ui_${port}`;
+
+function cookieToken(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === COOKIE) return value.join('=');
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
   }
   return undefined;
 }
@@ -362,14 +364,14 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return send(res, 421, 'wrong host\n', 'text/plain; charset=utf-8');
     const url = new URL(req.url ?? '/', `http://${host}`);
     const given = req.headers['x-ckpt-token'];
-    const presented = (typeof given === 'string' ? given : undefined) ?? cookieToken(req.headers.cookie);
+    const presented = (typeof given === 'string' ? given : undefined) ?? cookieToken(req.headers.cookie, cookieName(port));
     // The printed URL carries the token once: it becomes a cookie, and the address bar loses it.
     if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
       if (!sameSecret(url.searchParams.get('token') ?? undefined, token))
         return send(res, 403, 'wrong token\n', 'text/plain; charset=utf-8');
       return send(res, 303, '', 'text/plain; charset=utf-8', {
         location: '/',
-        'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${cookieName(port)}=${token}; HttpOnly; SameSite=Strict; Path=/`,
       });
     }
     if (!sameSecret(presented, token)) {

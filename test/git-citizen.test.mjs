@@ -152,6 +152,9 @@ test('colour only on a terminal: --color=always|never, NO_COLOR, never on a pipe
   t.notRegex(inTerminal(box, 'git-ckpt log --color=never', env).stdout, esc);
   t.notRegex(inTerminal(box, 'git-ckpt log', { ...env, NO_COLOR: '1' }).stdout, esc, 'NO_COLOR');
   t.is((await ckpt(box, ['log', '--color=sometimes'])).code, 2);
+  // git's --color=<when> also read with a space; a bare --color before the command is `always`.
+  t.notRegex(inTerminal(box, 'git-ckpt --color never log', env).stdout, esc);
+  t.regex(inTerminal(box, 'git-ckpt --color log', env).stdout, esc);
   const demo = spawnSync('bash', [path.join(ROOT, 'bench', 'demo.sh')], { env: box.env, encoding: 'utf8' });
   t.is(demo.status, 0, demo.stderr);
   t.notRegex(demo.stdout, esc, 'the demo writes no escape codes to a pipe');

@@ -1,7 +1,7 @@
 // `git ckpt mcp`: the agent tools over the Model Context Protocol, driven by the
 // official SDK's own client over stdio against the built CLI, on real workspaces.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -349,4 +349,33 @@ test('mcp install refuses a config it cannot read or would break, and leaves it 
   t.regex(inline.stderr, /would not parse.*left untouched/);
   t.is(readFileSync(path.join(box.ws, '.codex', 'config.toml'), 'utf8'), 'mcp_servers = { docs = { command = "d" } }\n');
   t.is((await ckpt(box, ['mcp', 'install', '--agent', 'nobody'])).code, 2);
+});
+
+test('mcp install keeps a symlinked config a symlink, its mode and the user’s keys in our entry; odd configs are refused, never crashed on', async (t) => {
+  const box = sandbox();
+  const real = path.join(box.home, 'dotfiles', 'mcp.json');
+  mkdirSync(path.dirname(real), { recursive: true });
+  writeFileSync(real, `${JSON.stringify({ mcpServers: { 'git-ckpt': { command: 'old', env: { DEBUG: '1' } } } })}\n`, { mode: 0o640 });
+  mkdirSync(path.join(box.ws, '.cursor'));
+  symlinkSync(real, path.join(box.ws, '.cursor', 'mcp.json'));
+  await ckptJson(box, ['mcp', 'install', '--agent', 'cursor']);
+  t.true(lstatSync(path.join(box.ws, '.cursor', 'mcp.json')).isSymbolicLink(), 'still a link');
+  t.is(statSync(real).mode & 0o777, 0o640);
+  const entry = JSON.parse(readFileSync(real, 'utf8')).mcpServers['git-ckpt'];
+  t.deepEqual(entry.env, { DEBUG: '1' }, 'the user’s keys stay');
+  t.is(entry.command, 'sh');
+  t.is((await ckptJson(box, ['mcp', 'status', '--agent', 'cursor', '--scope', 'project']))[0].state, 'installed');
+
+  write(box, '.gemini/settings.json', '{"mcpServers": "x"}\n');
+  const odd = await ckpt(box, ['mcp', 'uninstall', '--agent', 'gemini']);
+  t.is(odd.code, 1, 'a config error, not an internal one');
+  t.regex(odd.stderr, /"mcpServers" is not an object; left untouched/);
+  write(
+    box,
+    '.codex/config.toml',
+    '# git-ckpt: begin (written by `git ckpt mcp install`; `git ckpt mcp uninstall` removes it)\n[mcp_servers.git-ckpt]\ncommand = "sh"\n',
+  );
+  const torn = await ckpt(box, ['mcp', 'uninstall', '--agent', 'codex']);
+  t.is(torn.code, 1);
+  t.regex(torn.stderr, /end marker is gone/);
 });

@@ -253,11 +253,18 @@ test('three-way revert: conflict ranges are the present file’s lines, stages p
     '>>>>>>> theirs',
     'e',
   ].join('\n');
-  t.deepEqual(merge.conflictRanges(merged), [
+  t.deepEqual(merge.conflictRanges(merged, 'a\nb now\nc now\nd\ne'), [
     [2, 3],
     [5, 5],
   ]);
-  t.deepEqual(merge.conflictRanges('no conflict\n'), []);
+  t.deepEqual(merge.conflictRanges('no conflict\n', 'no conflict\n'), []);
+  // The clean part of the revert took 3 lines off the top: the conflict is still at the present file's line 5.
+  const present = ['new 1', 'new 2', 'new 3', 'x', 'line 5 now', 'y'].join('\n');
+  t.deepEqual(merge.conflictRanges(['x', '<<<<<<< a', 'line 5 now', '=======', 'line 5 then', '>>>>>>> b', 'y'].join('\n'), present), [
+    [5, 5],
+  ]);
+  // CRLF files get CRLF markers.
+  t.deepEqual(merge.conflictRanges('a\r\n<<<<<<< a\r\nb\r\n=======\r\nc\r\n>>>>>>> b\r\n', 'a\r\nb\r\n'), [[2, 2]]);
   const oid = (c) => c.repeat(40);
   const stage = (mode, c, n) => `${mode} ${oid(c)} ${n}\tdir/f.txt`;
   const parsed = merge.parseMergeTree(

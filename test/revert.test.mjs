@@ -179,3 +179,22 @@ test('binary files, symlinks, modes and file-versus-directory changes conflict w
   t.is(file(box, 'gone.txt'), 'deleted by the agent\n');
   t.is(file(box, 'made.txt'), 'created by the agent\nedited by the user\n', 'not deleted');
 });
+
+test('a file made since where the reverted change removed a directory wins whole: kept, not replaced by the directory', async (t) => {
+  const box = sandbox();
+  write(box, 'docs/readme', 'the old docs\n');
+  write(box, 'keep.txt', 'k\n');
+  await ckptJson(box, ['snapshot']);
+  rmSync(path.join(box.ws, 'docs'), { recursive: true });
+  write(box, 'keep.txt', 'k2\n');
+  const agent = await ckptJson(box, ['snapshot', '-m', 'agent removed docs/']);
+  write(box, 'docs', 'a file the user made since\n');
+  const r = await ckpt(box, ['revert', agent.id.slice(0, 10), '--json']);
+  t.is(r.code, 1, r.stderr);
+  const files = Object.fromEntries(JSON.parse(r.stdout).files.map((f) => [f.path, `${f.action}: ${f.reason}`]));
+  t.regex(files.docs, /^skip: conflict: a file and a directory at this path since/);
+  t.is(files['docs/readme'], undefined, 'nothing under the path is planned');
+  t.is(files['keep.txt'], 'restore: reverted');
+  t.is(file(box, 'docs'), 'a file the user made since\n');
+  t.is(file(box, 'keep.txt'), 'k\n');
+});

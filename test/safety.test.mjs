@@ -238,7 +238,13 @@ test('bad addresses and smuggled options give one-line errors and exit 1; usage 
   t.is(ok.id, one.id);
   const prefix = await ckptJson(box, ['show', two.id.slice(0, 6).toUpperCase()]);
   t.is(prefix.id, two.id);
-  for (const args of [['frobnicate'], ['log', '--bogus'], ['log', '-n', 'x']]) {
+  for (const args of [
+    ['frobnicate'],
+    ['log', '--bogus'],
+    ['log', '-n', 'x'],
+    ['revert', 'latest', '--', 'a.txt'],
+    ['undo', '--', 'a.txt'],
+  ]) {
     const r = await ckpt(box, args);
     t.is(r.code, 2, args.join(' '));
     t.regex(r.stderr, /^git-ckpt: /);

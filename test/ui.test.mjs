@@ -82,6 +82,7 @@ test('the token: the printed URL sets an HttpOnly SameSite cookie once; without 
   t.is(login.status, 303);
   t.is(login.headers.location, '/');
   const cookie = login.headers['set-cookie'][0];
+  t.true(cookie.startsWith(`ckpt_ui_${ui.port}=`), 'one cookie per server: another run on another port keeps its own');
   t.regex(cookie, /HttpOnly/);
   t.regex(cookie, /SameSite=Strict/);
   const page = await request(ui, 'GET', '/', { headers: { cookie: cookie.split(';')[0] } });

@@ -97,6 +97,8 @@ const state = {
   filter: '',
   diffStyle: (localStorage.getItem('ckpt-diff-style') as 'side-by-side' | 'line-by-line') ?? 'line-by-line',
   loading: 0,
+  /** Counts row openings, so that a slow answer for a row left behind is dropped. */
+  opening: 0,
 };
 
 async function api<T>(pathAndQuery: string, body?: unknown): Promise<T> {
@@ -315,6 +317,7 @@ function fileBrowser(
 
 async function openRow(row: Row): Promise<void> {
   const detail = $('detail');
+  const opening = ++state.opening;
   if (row.kind === 'session') {
     const actions: HTMLElement[] = [];
     if (row.session) {
@@ -350,9 +353,17 @@ async function openRow(row: Row): Promise<void> {
   }
   const e = row.entry;
   detail.replaceChildren(el('p', { class: 'hint' }, 'loading…'));
-  const info = await api<{ files: { status: string; path: string }[]; base: { id: string | null; reason: string } | null }>(
-    `/api/checkpoint?ws=${encodeURIComponent(state.ws)}&id=${e.id}`,
-  );
+  let info: { files: { status: string; path: string }[]; base: { id: string | null; reason: string } | null };
+  try {
+    info = await api<{ files: { status: string; path: string }[]; base: { id: string | null; reason: string } | null }>(
+      `/api/checkpoint?ws=${encodeURIComponent(state.ws)}&id=${e.id}`,
+    );
+  } catch (err) {
+    if (opening === state.opening) detail.replaceChildren(el('p', { class: 'error' }, (err as Error).message));
+    return;
+  }
+  // Another row was opened meanwhile: its answer wins.
+  if (opening !== state.opening) return;
   const restore = el('button', { type: 'button' }, 'Preview restore to here');
   restore.addEventListener('click', () => void previewRestore({ target: e.id, mode: 'asof' }, `Restore to ${short(e.id)}`));
   const revert = el('button', { type: 'button', class: 'ghost' }, 'Preview revert of this change');

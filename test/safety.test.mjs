@@ -156,6 +156,20 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
     },
     { args: ['stores'], code: 0, check: (r) => t.true(r.stdout.includes(box.ws)) },
     { args: ['hooks', 'status'], code: 0, check: (r) => t.regex(r.stdout, /not wired/) },
+    { args: ['mcp', 'install', '--agent', 'claude'], code: 0, check: () => t.true(existsSync(path.join(box.ws, '.mcp.json'))) },
+    { args: ['mcp', 'status', '--agent', 'claude'], code: 0, check: (r) => t.regex(r.stdout, /claude\s+project\s+installed/) },
+    { args: ['mcp', 'uninstall', '--agent', 'claude'], code: 0, check: (r) => t.regex(r.stdout, /removed/) },
+    // An agent session's change, then a three-way revert of the whole session.
+    { args: ['snapshot', '--session', 'sess-safety', '--turn', '1', '--kind', 'post'], code: 0 },
+    {
+      args: ['revert', '--session', 'sess-safety'],
+      touch: false,
+      code: 0,
+      check: () => {
+        t.is(last(), 'revert');
+        t.not(work(), 'snapshot --session sess-safety --turn 1 --kind post\n');
+      },
+    },
   ];
   for (const { args, code, touch = true, prepare, check } of rows) {
     const label = `git ckpt ${args.join(' ')}`;

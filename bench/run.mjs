@@ -260,7 +260,8 @@ async function interleaved(runs, fns, setup) {
 }
 
 const nodeStart = () => spawnSync(process.execPath, ['-e', '0']);
-const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
+// The command on PATH, as `git-ckpt` runs it.
+const CLI = path.join(ROOT, 'dist', 'bin', 'git-ckpt.cjs');
 const runCli = (args, ws, input) => {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ws, env: process.env, input });
   if (r.status !== 0) throw new Error(`git ckpt ${args.join(' ')}: exit ${r.status}: ${r.stderr}`);

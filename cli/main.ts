@@ -2,14 +2,16 @@
 /**
  * git-ckpt's entry point. The hook path is on an agent's critical path (every
  * tool call waits for it), so `git-ckpt hook …` loads only what a hook needs,
- * from one pre-bundled file (scripts/bundle.mjs). `--version` and completion
+ * from one pre-bundled CommonJS file (scripts/bundle.mjs); the agents' hook
+ * script starts that file directly. `--version` and completion
  * load no parser; every other command loads the application and its own module.
  */
 const args = process.argv.slice(2);
 if (args[0] === 'hook') {
   let hook: { runHookCommand(args: string[]): Promise<void> };
   try {
-    hook = (await import(new URL('./hook.bundle.js', import.meta.url).href)) as typeof hook;
+    const { createRequire } = await import('node:module');
+    hook = createRequire(import.meta.url)('./hook.cjs') as typeof hook;
   } catch {
     // dist/cli/ of a build without the bundles (tsc alone); a URL, so that the CLI's bundle leaves it out.
     hook = (await import(new URL('./hook.js', import.meta.url).href)) as typeof hook;

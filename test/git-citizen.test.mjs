@@ -234,7 +234,8 @@ test('npm pack, then npm i -g into a fresh prefix: git ckpt from anywhere, its m
   const names = files.map((f) => f.path);
   for (const f of [
     'dist/bin/main.js',
-    'dist/bin/hook.bundle.js',
+    'dist/bin/hook.cjs',
+    'dist/bin/git-ckpt.cjs',
     'dist/completion.json',
     'hooks/git-ckpt-hook',
     'man/git-ckpt.1',

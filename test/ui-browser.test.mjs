@@ -186,6 +186,7 @@ if (!existsSync(CHROMIUM)) {
     t.is(await page.evaluate(() => document.activeElement?.id), 'filter');
     await page.keyboard.type('path:CHANGELOG');
     await page.waitForFunction(() => document.querySelectorAll('.row.checkpoint').length === 2);
+    t.is(await page.locator('#count').textContent(), '2 of 5 checkpoints');
     await page.locator('#filter').fill('');
     await page.keyboard.press('Escape');
 

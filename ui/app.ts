@@ -150,6 +150,10 @@ function buildRows(): void {
   let session: string | null | undefined;
   let turn: number | null | undefined;
   const shown = state.entries.filter((e) => matches(e, state.filter));
+  // Say what the list covers: a filter typed while older pages still load sees only what has arrived.
+  const loaded = state.entries.length;
+  const loading = loaded < state.total ? ` (loading ${loaded} of ${state.total})` : '';
+  $('count').textContent = state.filter ? `${shown.length} of ${loaded} checkpoints${loading}` : loading ? `${state.total} checkpoints${loading}` : `${state.total} checkpoints`;
   for (const [i, e] of shown.entries()) {
     if (e.session !== session) {
       session = e.session;

@@ -12,9 +12,9 @@ import { diffArrays } from 'diff';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EMPTY_TREE, listTree, treeChanges } from './objects.js';
-import { sameEntry, type TreeEntry } from './restore-plan.js';
-import { git, type GitCall } from './runner.js';
+import { EMPTY_TREE, listTree, parseTreeLine } from './objects.js';
+import { sameEntry, type TreeChange, type TreeEntry } from './restore-plan.js';
+import { git, splitZ, type GitCall } from './runner.js';
 import { CHECKPOINT_AUTHOR } from './trailers.js';
 
 export interface MergeRepo {
@@ -39,6 +39,8 @@ export interface RevertStep {
   id: string;
   /** Its parent's tree (the state before it), or the empty tree. */
   parentTree: string | null;
+  /** What it changed: its parent's tree against it. */
+  changes: TreeChange[];
 }
 
 export type ConflictMode = 'keep' | 'markers';
@@ -147,18 +149,16 @@ export function wholeConflict(byStage: Map<number, TreeEntry>): string | undefin
  * its entries [base (the checkpoint), present, parent] (null where absent).
  */
 async function bothSidesChanged(repo: MergeRepo, present: string, step: RevertStep): Promise<Map<string, (TreeEntry | null)[]>> {
-  const changes = await treeChanges(repo, step.parentTree ?? EMPTY_TREE, step.id);
+  const { changes } = step;
   const out = new Map<string, (TreeEntry | null)[]>();
   if (changes.length === 0) return out;
   const { stdout } = await git(
     call(repo, { verb: 'ls-tree', args: ['-r', '-z', '--full-tree', { oid: present }], paths: changes.map((c) => c.path) }),
   );
   const now = new Map<string, TreeEntry>();
-  for (const line of stdout.toString('utf8').split('\0')) {
-    const tab = line.indexOf('\t');
-    if (tab < 0) continue;
-    const [mode, , oid] = line.slice(0, tab).split(' ');
-    now.set(line.slice(tab + 1), { mode: mode!, oid: oid! });
+  for (const line of splitZ(stdout)) {
+    const parsed = parseTreeLine(line);
+    if (parsed) now.set(...parsed);
   }
   for (const c of changes) {
     const present = now.get(c.path) ?? null;

@@ -125,7 +125,8 @@ export interface RepoAccess {
   cwd: string;
 }
 
-function parseTreeLine(line: string): [string, TreeEntry] | undefined {
+/** One `ls-tree -z` line as [path, entry]. */
+export function parseTreeLine(line: string): [string, TreeEntry] | undefined {
   const tab = line.indexOf('\t');
   if (tab < 0) return undefined;
   const [mode, , oid] = line.slice(0, tab).split(' ');

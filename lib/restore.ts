@@ -286,7 +286,12 @@ export async function revertLocked(
       throw new CkptError('usage', `reverting a range or a session needs git ${THREE_WAY_GIT} or newer (git merge-tree --write-tree)`);
     return revertWhole(ctx, newest, dryRun);
   }
-  const steps: RevertStep[] = targets.map((t) => ({ id: t.id, parentTree: parentTree(t) }));
+  // Each checkpoint's own change, read once: the merge steps and the plan's labels both use it.
+  const steps: RevertStep[] = [];
+  for (const t of targets) {
+    const parent = parentTree(t);
+    steps.push({ id: t.id, parentTree: parent, changes: await treeChanges(repoOf(ctx), parent ?? EMPTY_TREE, t.id) });
+  }
   const reverted = targets.map((t) => t.id);
   const work = async (live: LiveState, objectDir?: string): Promise<OperationReport> => {
     const repo = { ...repoOf(ctx), scratchObjectDir: objectDir };
@@ -297,7 +302,7 @@ export async function revertLocked(
       if (!sameEntry(live.entries.get(p) ?? null, result.get(p) ?? null)) want.set(p, result.get(p) ?? null);
     // What each path held before the oldest reverted change to it: a result equal to it is a clean revert.
     const original = new Map<string, TreeEntry | null>();
-    for (const t of targets) for (const c of await treeChanges(repo, parentTree(t) ?? EMPTY_TREE, t.id)) original.set(c.path, c.before);
+    for (const step of steps) for (const c of step.changes) original.set(c.path, c.before);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
     const merged = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
     const conflicted = new Map(conflicts.map((c) => [c.path, c]));

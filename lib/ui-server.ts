@@ -166,6 +166,17 @@ function timelineEntry(r: CheckpointRecord, titles: Record<string, string>, degr
   };
 }
 
+/** Pure: git's `--name-status` lines as { status, path }. */
+function nameStatusFiles(text: string): { status: string; path: string }[] {
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [status, ...rest] = line.split('\t');
+      return { status: status!, path: rest.join('\t') };
+    });
+}
+
 const tool = (name: string) => AGENT_TOOLS.find((t) => t.name === name)!;
 
 /** Pure: a query or body field checked against a schema, as a 400 with the field's name. */
@@ -269,13 +280,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         const ws = workspaceOf(q.get('ws'));
         const id = checked(z.string().min(1).max(200), q.get('id'), 'id');
         const { record, diff, base } = await ws.show(id, { format: 'name-status' });
-        const files = diff
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => {
-            const [status, ...rest] = line.split('\t');
-            return { status: status!, path: rest.join('\t') };
-          });
+        const files = nameStatusFiles(diff);
         const { titles } = await ws.list({ limit: 0 });
         return { record: { ...timelineEntry(record, titles, false), skippedPaths: record.skipped }, files, base: base ?? null };
       },
@@ -304,15 +309,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         const from = q.get('from') ?? undefined;
         const to = q.get('to') ?? undefined;
         const text = await ws.diff({ from, to, format: 'name-status' });
-        return {
-          files: text
-            .split('\n')
-            .filter(Boolean)
-            .map((line) => {
-              const [status, ...rest] = line.split('\t');
-              return { status: status!, path: rest.join('\t') };
-            }),
-        };
+        return { files: nameStatusFiles(text) };
       },
       'POST /api/preview-diff': async (_q, body) => {
         const b = checked(rollbackBody, body, 'body');

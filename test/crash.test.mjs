@@ -54,6 +54,34 @@ function startCli(box, args) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * SIGKILL a running command: every fifth kill at a random moment before its journal exists
+ * (`windows.before` ms), the others at a random moment after (`windows.apply` ms). A run that
+ * finished before its kill narrows the window it was aimed at (the machine got faster than when
+ * it was measured), down to `windows.floor` for the apply window.
+ */
+async function killDuring(run, kill, journal, windows, limitMs) {
+  const started = Date.now();
+  let journalAt = 0;
+  if (kill % 5 === 4) await sleep(Math.random() * windows.before);
+  else {
+    await waitFor(() => existsSync(journal) || run.done, limitMs);
+    journalAt = Date.now();
+    await sleep(Math.random() * windows.apply);
+  }
+  try {
+    process.kill(-run.child.pid, 'SIGKILL');
+  } catch {
+    /* already exited */
+  }
+  const end = await run.exited;
+  if (end.signal === null) {
+    if (journalAt) windows.apply = Math.max(windows.floor, Math.min(windows.apply, end.at - journalAt) * 0.8);
+    else windows.before = Math.max(10, Math.min(windows.before, end.at - started) * 0.8);
+  }
+  return end;
+}
+
 async function waitFor(predicate, limitMs) {
   const start = Date.now();
   while (!predicate()) {
@@ -83,39 +111,20 @@ test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --con
   const t0 = Date.now();
   const probe = startRestore(box, a);
   await waitFor(() => existsSync(journal) || probe.done, 60_000);
-  let guardMs = Date.now() - t0;
+  const guardMs = Date.now() - t0;
   const t1 = Date.now();
   const done = await probe.exited;
-  let applyMs = done.at - t1;
+  const applyMs = done.at - t1;
   t.is(done.code, 0);
   t.is(workspaceState(box), states[a]);
   t.log(`restore of ${FILES} files: guard ${guardMs} ms, journal to exit ${applyMs} ms`);
+  const windows = { before: guardMs, apply: applyMs, floor: 10 };
 
   let current = a;
   const outcomes = { abort: 0, continue: 0, beforeJournal: 0, finished: 0 };
   for (let kill = 0; kill < KILLS; kill++) {
     const target = current === a ? b : a;
-    const started = Date.now();
-    const run = startRestore(box, target);
-    let journalAt = 0;
-    if (kill % 5 === 4) {
-      await sleep(Math.random() * guardMs);
-    } else {
-      await waitFor(() => existsSync(journal) || run.done, 60_000);
-      journalAt = Date.now();
-      await sleep(Math.random() * applyMs);
-    }
-    try {
-      process.kill(-run.child.pid, 'SIGKILL');
-    } catch {
-      /* already exited */
-    }
-    const end = await run.exited;
-    if (end.signal === null) {
-      // It finished before the kill: aim earlier from now on.
-      if (journalAt) applyMs = Math.max(10, Math.min(applyMs, end.at - journalAt) * 0.8);
-      else guardMs = Math.max(10, Math.min(guardMs, end.at - started) * 0.8);
-    }
+    await killDuring(startRestore(box, target), kill, journal, windows, 60_000);
 
     if (existsSync(journal)) {
       const status = await ckpt(box, ['status']);
@@ -142,7 +151,7 @@ test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --con
     }
     t.false(existsSync(journal));
   }
-  t.log(JSON.stringify(outcomes), `final windows: guard ${Math.round(guardMs)} ms, apply ${Math.round(applyMs)} ms`);
+  t.log(JSON.stringify(outcomes), `final windows: guard ${Math.round(windows.before)} ms, apply ${Math.round(windows.apply)} ms`);
   t.true(outcomes.abort + outcomes.continue >= 8, 'most kills landed inside the journaled phase');
   t.is(treeState(path.join(box.ws, '.git')), gitState, "the user's .git is untouched");
   // The store still works: one more full restore from wherever we ended up.
@@ -182,40 +191,23 @@ test('a range revert of 200 checkpoints killed with SIGKILL 20 times: each one r
   const t0 = Date.now();
   const probe = startCli(box, ['revert', '--session', 'sess-long']);
   await waitFor(() => existsSync(journal) || probe.done, 120_000);
-  let planMs = Date.now() - t0;
+  const planMs = Date.now() - t0;
   const t1 = Date.now();
   const done = await probe.exited;
-  let applyMs = Math.max(10, done.at - t1);
+  const applyMs = Math.max(10, done.at - t1);
   t.is(done.code, 0);
   const reverted = workspaceState(box);
   t.not(reverted, before);
   for (let i = 0; i < 200; i += 7) t.regex(readFileSync(file(i), 'utf8'), /the user’s line 9/);
   t.regex(readFileSync(file(1), 'utf8'), /^file 1 line 1\nfile 1 line 2\n/, 'the agent’s lines are back');
   t.log(`revert of 200 checkpoints: planning ${planMs} ms, journal to exit ${applyMs} ms`);
+  const windows = { before: planMs, apply: applyMs, floor: 5 };
   await ckptJson(box, ['undo']);
   t.is(workspaceState(box), before);
 
   const outcomes = { abort: 0, continue: 0, beforeJournal: 0, finished: 0 };
   for (let kill = 0; kill < KILLS; kill++) {
-    const started = Date.now();
-    const run = startCli(box, ['revert', '--session', 'sess-long']);
-    let journalAt = 0;
-    if (kill % 5 === 4) await sleep(Math.random() * planMs);
-    else {
-      await waitFor(() => existsSync(journal) || run.done, 120_000);
-      journalAt = Date.now();
-      await sleep(Math.random() * applyMs);
-    }
-    try {
-      process.kill(-run.child.pid, 'SIGKILL');
-    } catch {
-      /* already exited */
-    }
-    const end = await run.exited;
-    if (end.signal === null) {
-      if (journalAt) applyMs = Math.max(5, Math.min(applyMs, end.at - journalAt) * 0.8);
-      else planMs = Math.max(10, Math.min(planMs, end.at - started) * 0.8);
-    }
+    await killDuring(startCli(box, ['revert', '--session', 'sess-long']), kill, journal, windows, 120_000);
     let now;
     if (existsSync(journal)) {
       const action = kill % 2 === 0 ? 'abort' : 'continue';
@@ -236,7 +228,7 @@ test('a range revert of 200 checkpoints killed with SIGKILL 20 times: each one r
     }
     t.false(existsSync(journal));
   }
-  t.log(JSON.stringify(outcomes), `final windows: plan ${Math.round(planMs)} ms, apply ${Math.round(applyMs)} ms`);
+  t.log(JSON.stringify(outcomes), `final windows: plan ${Math.round(windows.before)} ms, apply ${Math.round(windows.apply)} ms`);
   t.true(outcomes.abort + outcomes.continue >= 8, 'most kills landed inside the journaled phase');
   t.not(original, before);
 });

@@ -168,3 +168,20 @@ export function ledgerLines(box) {
 export function workspaceState(box) {
   return treeState(box.ws, { mtime: false, skip: ['.git'] });
 }
+
+/** Start `git ckpt ui --no-open` in the workspace; resolves with { url, port, token, base, child } once it prints its URL. */
+export async function startUi(t, box, args = []) {
+  const child = spawn(process.execPath, [CLI, 'ui', '--no-open', ...args], { cwd: box.ws, env: box.env });
+  t.teardown(() => child.kill());
+  let out = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${out}`)));
+  });
+  const parsed = new URL(url);
+  return { url, port: Number(parsed.port), token: parsed.searchParams.get('token'), base: `http://127.0.0.1:${parsed.port}`, child };
+}

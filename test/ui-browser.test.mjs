@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
-import { CLI, ROOT, sandbox, workspaceState, write } from './helpers.mjs';
+import { CLI, ROOT, sandbox, startUi, workspaceState, write } from './helpers.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
@@ -93,20 +93,6 @@ async function session(box) {
   await hook(box, 'turn-end', { hook_event_name: 'Stop', prompt_id: 'p2' });
 }
 
-async function startUi(t, box) {
-  const child = spawn(process.execPath, [CLI, 'ui', '--no-open'], { cwd: box.ws, env: box.env });
-  t.teardown(() => child.kill());
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${out}`)));
-  });
-}
-
 const launch = () =>
   chromium.launch({
     executablePath: CHROMIUM,
@@ -132,7 +118,7 @@ if (!existsSync(CHROMIUM)) {
     const box = sandbox();
     await session(box);
     const afterSession = workspaceState(box);
-    const url = await startUi(t, box);
+    const { url } = await startUi(t, box);
     const browser = await launch();
     t.teardown(() => browser.close());
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

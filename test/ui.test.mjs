@@ -8,24 +8,7 @@ import http from 'node:http';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { CLI, ckptJson, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
-
-/** Start `git ckpt ui --no-open` in the workspace; resolves with { url, port, token, base, child }. */
-async function startUi(t, box, args = []) {
-  const child = spawn(process.execPath, [CLI, 'ui', '--no-open', ...args], { cwd: box.ws, env: box.env });
-  t.teardown(() => child.kill());
-  let out = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${out}`)));
-  });
-  const parsed = new URL(url);
-  return { url, port: Number(parsed.port), token: parsed.searchParams.get('token'), base: `http://127.0.0.1:${parsed.port}`, child };
-}
+import { CLI, ckptJson, sandbox, startUi, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** One raw request (any Host, Origin, body): resolves with { status, headers, body, json }. */
 function request(ui, method, pathname, { headers = {}, body } = {}) {

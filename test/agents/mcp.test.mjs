@@ -12,6 +12,15 @@ import { configureGemini, describeRun, runGeminiTurn, startGeminiServer } from '
 
 const claude = installAgent('claude');
 
+/** A project whose committed app.txt the scripted sessions bump, then rewind. */
+function projectWithApp() {
+  const box = sandbox();
+  writeFileSync(path.join(box.ws, 'app.txt'), 'version 1\n');
+  git(box, ['add', '-A']);
+  git(box, ['commit', '-qm', 'app']);
+  return box;
+}
+
 /** The tool results the model received for its calls of `name`, in order: [{ text, isError }]. */
 function toolResults(server, name) {
   const ids = new Set(server.calls.filter((c) => c.name === name).map((c) => c.id));
@@ -36,11 +45,8 @@ if (claude.skip) {
   });
 } else {
   test('claude: the model lists checkpoints, gets a restore plan (dry run), applies it; the workspace is back to before turn 1', async (t) => {
-    const box = sandbox();
+    const box = projectWithApp();
     const ws = box.ws;
-    writeFileSync(path.join(ws, 'app.txt'), 'version 1\n');
-    git(box, ['add', '-A']);
-    git(box, ['commit', '-qm', 'app']);
     const fingerprint = gitDirFingerprint(box);
     t.is((await ckpt(box, ['hooks', 'install', '--agent', 'claude'])).code, 0);
     const mcp = await ckpt(box, ['mcp', 'install', '--agent', 'claude']);
@@ -136,11 +142,8 @@ if (gemini.skip) {
   });
 } else {
   test('gemini: the model lists checkpoints, gets a restore plan (dry run), applies it, through the settings.json mcpServers entry', async (t) => {
-    const box = sandbox();
+    const box = projectWithApp();
     const ws = box.ws;
-    writeFileSync(path.join(ws, 'app.txt'), 'version 1\n');
-    git(box, ['add', '-A']);
-    git(box, ['commit', '-qm', 'app']);
     const scripts = {
       t1: [
         { calls: [{ name: 'write_file', args: { file_path: `${ws}/notes.txt`, content: 'notes\n' } }] },

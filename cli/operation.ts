@@ -70,13 +70,18 @@ export function printOperation(r: OperationReport, json: boolean): void {
     for (const p of r.leftovers.slice(0, LEFTOVERS_SHOWN)) out.push(`  ${p}`);
     if (r.leftovers.length > LEFTOVERS_SHOWN) out.push(`  … and ${r.leftovers.length - LEFTOVERS_SHOWN} more`);
   }
-  for (const s of r.uncaptured.slice(0, LEFTOVERS_SHOWN)) out.push(`not captured, never touched: ${s.path} (${s.reason})`);
+  // A skipped path is listed once: in the plan's lines above, with the plan's reason.
+  const listed = new Set(changing.filter((f) => f.action === 'skip').map((f) => f.path));
+  for (const s of r.uncaptured.filter((u) => !listed.has(u.path)).slice(0, LEFTOVERS_SHOWN))
+    out.push(`not captured, never touched: ${s.path} (${s.reason})`);
   out.push(`${r.dryRun ? 'would be: ' : ''}${countsLine(r)}`);
   if (!r.dryRun) {
     if (r.record)
       out.push(
         `${verb(r)} recorded as ${shortId(r.record)}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`,
       );
+    else if (r.counts.skip > 0 || r.failures.length > 0)
+      out.push(`nothing was written: every path that differs was ${r.failures.length ? 'skipped or failed' : 'skipped'} (listed above)`);
     else
       out.push(
         r.leftovers.length
@@ -93,16 +98,27 @@ export function printRecovery(r: RecoveryReport, json: boolean): void {
     return;
   }
   const out: string[] = [];
+  const done = r.entries - r.leftAlone.length;
   if (r.alreadyRecorded && r.action === 'continue')
     out.push(`the interrupted ${r.op} had already finished (recorded as ${shortId(r.record!)})`);
   else if (r.alreadyRecorded)
     out.push(`the interrupted ${r.op} had already finished; it was undone${r.record ? ` (recorded as ${shortId(r.record)})` : ''}`);
   else if (r.action === 'continue')
     out.push(
-      `finished the interrupted ${r.op} to ${shortId(r.target)}: ${r.entries} paths brought to the target${r.record ? `, recorded as ${shortId(r.record)}` : ''}`,
+      `finished the interrupted ${r.op} to ${shortId(r.target)}: ${done} paths brought to the target${r.record ? `, recorded as ${shortId(r.record)}` : ''}`,
     );
-  else out.push(`rolled back the interrupted ${r.op}: ${r.entries} paths brought back to guard checkpoint ${shortId(r.guard)}`);
+  else
+    out.push(
+      `rolled back the interrupted ${r.op}: ${done} paths brought back to guard checkpoint ${shortId(r.guard)}${r.record ? `, recorded as ${shortId(r.record)}` : ''}`,
+    );
+  for (const l of r.leftAlone) out.push(`left alone: ${l.path} (${l.reason})`);
   for (const f of r.failures) out.push(`failed:  ${f.path}: ${f.error}`);
+  if (r.recoveryGuard && !r.alreadyRecorded)
+    out.push(
+      `the workspace as it was found is guard checkpoint ${shortId(r.recoveryGuard)}: ${
+        r.action === 'abort' ? 'run `git ckpt undo` to go back to it' : `\`git ckpt restore ${shortId(r.recoveryGuard)}\` brings it back`
+      }`,
+    );
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

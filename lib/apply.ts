@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { crashPoint } from './crash-point.js';
 import { tryLstat } from './disk.js';
 import { forEachObject, type RepoAccess } from './objects.js';
 import { ancestorsOf, unsafePathReason } from './paths.js';
@@ -86,12 +87,12 @@ class Writer {
       if (entry.mode === SYMLINK) {
         await fsp.symlink(content, tmp);
       } else {
-        const mode = entry.mode === '100755' ? 0o755 : 0o644;
-        const handle = await fsp.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
+        const existing = tryLstat(dest);
+        const mode = fileMode(entry.mode === '100755', existing?.isFile() ? existing.mode : undefined);
+        const handle = await fsp.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode.create);
         try {
           await handle.writeFile(content);
-          // The umask may have cut the mode; the checkpoint's executable bit is what counts.
-          if ((mode & UMASK) !== 0) await handle.chmod(mode);
+          if (mode.exact !== undefined) await handle.chmod(mode.exact);
         } finally {
           await handle.close();
         }
@@ -136,6 +137,23 @@ class Writer {
       }
     }
   }
+}
+
+/**
+ * Pure: the permission bits of a written file. git records only the executable
+ * bit, so an existing file keeps the rest of its bits as they are (a 0600 file
+ * stays private, a 0444 one read-only); a new file gets the user's umask, as
+ * git's checkout gives it. `exact` is set when the bits must be forced past the umask.
+ */
+function fileMode(executable: boolean, existingMode: number | undefined, umask = UMASK): { create: number; exact?: number } {
+  if (existingMode === undefined) {
+    const create = executable ? 0o755 : 0o644;
+    // A umask that takes the owner's own x bit away would make the checkpoint's executable file plain.
+    return executable && (create & ~umask & 0o100) === 0 ? { create, exact: (create & ~umask) | 0o100 } : { create };
+  }
+  const rw = existingMode & 0o666;
+  const bits = executable ? rw | ((existingMode & 0o444) >> 2) | 0o100 : rw;
+  return { create: bits, exact: bits };
 }
 
 /** Runs at most `limit` tasks at once; `admit` resolves once there is room again. */
@@ -210,6 +228,7 @@ export async function applyEntries(repo: RepoAccess, root: string, entries: read
         writer.write(e.path, e.want, content).then(
           () => {
             result.written++;
+            crashPoint(`write:${result.written}`);
           },
           (err: unknown) => {
             fail(e.path, err);
@@ -231,7 +250,13 @@ export function removeTmpFiles(root: string, paths: Iterable<string>): number {
     const full = path.join(root, dir);
     const st = tryLstat(full);
     if (!st?.isDirectory()) continue;
-    for (const name of readdirSync(full)) {
+    let names: string[];
+    try {
+      names = readdirSync(full);
+    } catch {
+      continue; // unreadable: the pass records its paths there as failures, and a later run clears what it left
+    }
+    for (const name of names) {
       if (!name.startsWith(TMP_PREFIX)) continue;
       try {
         unlinkSync(path.join(full, name));

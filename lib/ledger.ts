@@ -39,6 +39,8 @@ export interface OperationInfo {
   paths?: string[];
   /** Whether it was completed by `restore --continue`. */
   continued?: boolean;
+  /** A restore made by `restore --abort`: the interrupted operation's paths back to its guard. */
+  aborted?: boolean;
   /** A revert of several checkpoints (a turn range, a session): their ids, newest first. */
   reverted?: string[];
 }

@@ -247,3 +247,34 @@ export function withExtraFiles(plan: Plan, extra: readonly PlannedFile[], leftov
   const files = [...plan.files, ...extra].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { files, counts: countActions(files), leftovers: [...leftovers] };
 }
+
+/** A path the live capture could not take now, as the capture reports it (`dir/` for a directory). */
+export interface UncapturedPath {
+  path: string;
+  reason: string;
+}
+
+/**
+ * Pure: never write or delete what the live capture could not take. A path
+ * below an unreadable directory keeps the entry of an older capture in the
+ * shadow index, so it looks captured; its bytes now may be anything.
+ */
+export function shieldUncaptured(plan: Plan, uncaptured: readonly UncapturedPath[]): Plan {
+  if (uncaptured.length === 0) return plan;
+  const exact = new Map<string, string>();
+  const dirs: UncapturedPath[] = [];
+  for (const u of uncaptured) {
+    if (u.path.endsWith('/')) dirs.push(u);
+    else exact.set(u.path, u.reason);
+  }
+  const reasonFor = (p: string) => exact.get(p) ?? dirs.find((d) => p.startsWith(d.path))?.reason;
+  let changed = false;
+  const files = plan.files.map((f): PlannedFile => {
+    if (f.action !== 'restore' && f.action !== 'recreate' && f.action !== 'delete') return f;
+    const reason = reasonFor(f.path);
+    if (reason === undefined) return f;
+    changed = true;
+    return { path: f.path, action: 'skip', reason: `not captured now (${reason.replaceAll('-', ' ')}); left alone` };
+  });
+  return changed ? { files, counts: countActions(files), leftovers: plan.leftovers } : plan;
+}

@@ -16,6 +16,7 @@
  */
 import path from 'node:path';
 import { applyEntries, randomTag, removeTmpFiles, type ApplyEntry, type ApplyFailure } from './apply.js';
+import { crashPoint } from './crash-point.js';
 import { diskEntry, gatherDiskFacts, tryLstat } from './disk.js';
 import { listTree, treeChanges, type RepoAccess } from './objects.js';
 import { CkptError } from './errors.js';
@@ -35,6 +36,7 @@ import {
   restoreWants,
   revertWants,
   sameEntry,
+  shieldUncaptured,
   staleUndoPaths,
   withExtraFiles,
   type ActionCounts,
@@ -116,17 +118,29 @@ async function captureLive(ctx: StoreContext, dryRun: boolean, message: string):
   if (!dryRun) {
     const result = await snapshotLocked(ctx, { kind: 'guard', message, timeBudgetMs: 0 });
     // A guard always has an id: it is the new checkpoint, or the latest when nothing changed (the store is not empty then).
-    return { tree: result.tree, guard: result.id!, entries: await listTree(repoOf(ctx), result.tree), uncaptured: result.skipped };
+    return {
+      tree: result.tree,
+      guard: result.id!,
+      entries: await listTree(repoOf(ctx), result.tree),
+      uncaptured: result.allSkipped ?? result.skipped,
+    };
   }
   return withScratchCapture(ctx, async (result, objectDir) => {
     // The tree's objects live in the scratch folder: list it before the folder goes.
     const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
-    return { tree: result.tree, guard: null, entries, uncaptured: result.skipped };
+    return { tree: result.tree, guard: null, entries, uncaptured: result.allSkipped };
   });
 }
 
-function totalCounts(plan: Plan, failures: ApplyFailure[]): ActionCounts & { failed: number } {
-  return { ...plan.counts, failed: failures.length };
+/**
+ * What a pass did: the plan's counts with the paths that failed taken out of
+ * the action they were planned for, so "N restored" counts only what was written.
+ */
+function resultCounts(plan: Plan, failures: readonly ApplyFailure[]): ActionCounts & { failed: number } {
+  const counts = { ...plan.counts, failed: failures.length };
+  const failed = new Set(failures.map((f) => f.path));
+  for (const f of plan.files) if (failed.has(f.path) && f.action !== 'skip' && f.action !== 'unchanged') counts[f.action]--;
+  return counts;
 }
 
 function journalEntries(plan: Plan): JournalEntry[] {
@@ -143,35 +157,55 @@ function diskHolds(root: string, p: string, want: Want): boolean {
   return want !== null && sameEntry(diskEntry(full, st), want);
 }
 
+/** How a journal's pass is recorded: the operation itself, or (abort) a restore of the guard's bytes. */
+interface RecordAs {
+  kind: OperationKind;
+  target: string;
+  guard: string;
+  message: string;
+  counts: ActionCounts;
+  leftovers: number;
+  flags: Pick<OperationInfo, 'continued' | 'aborted'>;
+}
+
+function recordAsOperation(journal: Journal): RecordAs {
+  return {
+    kind: journal.op,
+    target: journal.target,
+    guard: journal.guard,
+    message: journal.reverted
+      ? `revert of ${journal.reverted.length} checkpoints, ${short(journal.reverted.at(-1)!)}..${short(journal.reverted[0]!)}`
+      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
+    counts: journal.counts,
+    leftovers: journal.leftovers,
+    flags: {},
+  };
+}
+
 /**
  * Apply a journal's entries (to their wanted state, or back to the guard's),
- * then record the operation, verifying each path against the result's tree.
+ * then record the pass, verifying each path against the result's tree.
  */
 async function applyAndRecord(
   ctx: StoreContext,
   journal: Journal,
-  side: 'want' | 'from',
-  continued: boolean,
-): Promise<{ record: string | null; failures: ApplyFailure[] }> {
-  const entries: ApplyEntry[] = journal.entries.map(([p, want, from]) => ({ path: p, want: side === 'want' ? want : from }));
+  entries: readonly ApplyEntry[],
+  as: RecordAs,
+): Promise<{ record: string | null; failures: ApplyFailure[]; written: number }> {
   // A killed pass may have left temporary files; clear them first so emptied directories can go.
   removeTmpFiles(
     ctx.location.root,
     entries.map((e) => e.path),
   );
   const applied = await applyEntries(repoOf(ctx), ctx.location.root, entries, journal.id);
-  if (side === 'from') return { record: null, failures: applied.failures };
-
   const failures = [...applied.failures];
   const failed = new Set(failures.map((f) => f.path));
   const result = await snapshotLocked(ctx, {
-    kind: journal.op,
+    kind: as.kind,
     force: true,
     knownContent: true,
     timeBudgetMs: 0,
-    message: journal.reverted
-      ? `revert of ${journal.reverted.length} checkpoints, ${short(journal.reverted.at(-1)!)}..${short(journal.reverted[0]!)}`
-      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
+    message: as.message,
     operation: async (tree) => {
       const after = await listTree(repoOf(ctx), tree);
       for (const e of entries) {
@@ -181,20 +215,20 @@ async function applyAndRecord(
         failures.push({ path: e.path, error: 'verification failed: the workspace does not hold the wanted content' });
       }
       const info: OperationInfo = {
-        target: journal.target,
-        guard: journal.guard,
+        target: as.target,
+        guard: as.guard,
         journal: journal.id,
-        counts: { ...journal.counts, failed: failures.length },
+        counts: { ...as.counts, failed: failures.length },
         failures: failures.slice(0, SKIPPED_KEPT),
-        leftovers: journal.leftovers,
+        leftovers: as.leftovers,
         ...(journal.paths ? { paths: journal.paths } : {}),
         ...(journal.reverted ? { reverted: journal.reverted } : {}),
-        ...(continued ? { continued: true } : {}),
+        ...as.flags,
       };
       return info;
     },
   });
-  return { record: result.id ?? null, failures };
+  return { record: result.id ?? null, failures, written: applied.written + applied.deleted };
 }
 
 /** Run a planned operation: journal, apply, record, close. */
@@ -203,13 +237,22 @@ async function execute(
   op: OperationKind,
   target: string,
   live: LiveState,
-  plan: Plan,
+  planned: Plan,
   paths: string[] | undefined,
   dryRun: boolean,
   reverted?: string[],
 ): Promise<OperationReport> {
-  const base = { op, dryRun, target, guard: live.guard, plan, leftovers: plan.leftovers, uncaptured: live.uncaptured };
-  if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: totalCounts(plan, []), failures: [] };
+  const plan = shieldUncaptured(planned, live.uncaptured);
+  const base = {
+    op,
+    dryRun,
+    target,
+    guard: live.guard,
+    plan,
+    leftovers: plan.leftovers,
+    uncaptured: live.uncaptured.slice(0, SKIPPED_KEPT),
+  };
+  if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: resultCounts(plan, []), failures: [] };
   const { restore, recreate, delete: del, unchanged, skip } = plan.counts;
   const journal: Journal = {
     v: 1,
@@ -225,9 +268,11 @@ async function execute(
     entries: journalEntries(plan),
   };
   writeJournal(ctx.paths.dir, journal);
-  const { record, failures } = await applyAndRecord(ctx, journal, 'want', false);
+  crashPoint('journal');
+  const entries = journal.entries.map(([p, want]) => ({ path: p, want }));
+  const { record, failures } = await applyAndRecord(ctx, journal, entries, recordAsOperation(journal));
   removeJournal(ctx.paths.dir);
-  return { ...base, record, counts: totalCounts(plan, failures), failures };
+  return { ...base, record, counts: resultCounts(plan, failures), failures };
 }
 
 /** Fail closed on selected paths that are in neither the checkpoint nor the workspace. */
@@ -347,7 +392,7 @@ export async function revertLocked(
     );
   return withScratchCapture(ctx, async (result, objectDir) => {
     const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
-    return work({ tree: result.tree, guard: null, entries, uncaptured: result.skipped }, objectDir);
+    return work({ tree: result.tree, guard: null, entries, uncaptured: result.allSkipped }, objectDir);
   });
 }
 
@@ -432,14 +477,56 @@ export interface RecoveryReport {
   target: string;
   guard: string;
   action: 'continue' | 'abort';
+  /** The checkpoint of the workspace as recovery found it (null when the operation had been recorded already). */
+  recoveryGuard: string | null;
   record: string | null;
   entries: number;
   failures: ApplyFailure[];
+  /** Journaled paths changed since the interruption (or not capturable now): left as they are. */
+  leftAlone: { path: string; reason: string }[];
   /** The operation had already been recorded before the interruption. */
   alreadyRecorded: boolean;
 }
 
-/** Finish (`continue`) or roll back (`abort`) an interrupted operation. */
+/**
+ * Pure: the journaled paths recovery must not write. The interrupted pass only
+ * ever put a path at its wanted entry, so one that holds neither side was
+ * changed by someone since; one the present capture could not take may hold
+ * anything.
+ */
+export function recoveryLeftAlone(
+  entries: readonly JournalEntry[],
+  present: Map<string, TreeEntry>,
+  uncaptured: readonly { path: string; reason: string }[],
+): { path: string; reason: string }[] {
+  const shielded = shieldUncaptured(
+    {
+      files: entries.map(([p, want]) => ({ path: p, action: want ? 'restore' : 'delete' })),
+      counts: { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0 },
+      leftovers: [],
+    },
+    uncaptured,
+  );
+  const out: { path: string; reason: string }[] = [];
+  entries.forEach(([p, want, from], i) => {
+    const file = shielded.files[i]!;
+    if (file.action === 'skip') out.push({ path: p, reason: file.reason! });
+    else {
+      const now = present.get(p) ?? null;
+      if (!sameEntry(now, want) && !sameEntry(now, from))
+        out.push({ path: p, reason: 'changed since the interruption; left as it is (kept in the recovery guard)' });
+    }
+  });
+  return out;
+}
+
+/**
+ * Finish (`continue`) or roll back (`abort`) an interrupted operation. The
+ * present state is captured first, as before every other write, so whatever
+ * happened since the interruption is in a checkpoint; paths changed since are
+ * left as they are. An abort is recorded as a restore of the journal's guard,
+ * so `undo` brings back what it rolled back.
+ */
 export async function recoverLocked(
   ctx: StoreContext,
   records: readonly CheckpointRecord[],
@@ -465,13 +552,47 @@ export async function recoverLocked(
     removeJournal(ctx.paths.dir);
     if (action === 'abort') {
       const undone = await undoLocked(ctx, records, {});
-      return { ...base, record: undone.record, failures: undone.failures, alreadyRecorded: true };
+      return {
+        ...base,
+        recoveryGuard: undone.guard,
+        record: undone.record,
+        failures: undone.failures,
+        leftAlone: [],
+        alreadyRecorded: true,
+      };
     }
-    return { ...base, record: recorded.id, failures: [], alreadyRecorded: true };
+    return { ...base, recoveryGuard: null, record: recorded.id, failures: [], leftAlone: [], alreadyRecorded: true };
   }
-  const { record, failures } = await applyAndRecord(ctx, journal, action === 'continue' ? 'want' : 'from', true);
+  const present = await snapshotLocked(ctx, {
+    kind: 'guard',
+    message: `guard before restore --${action} of ${journal.op} journal ${journal.id}`,
+    timeBudgetMs: 0,
+  });
+  const leftAlone = recoveryLeftAlone(journal.entries, await listTree(repoOf(ctx), present.tree), present.allSkipped ?? present.skipped);
+  const skipped = new Set(leftAlone.map((l) => l.path));
+  const todo = journal.entries.filter(([p]) => !skipped.has(p));
+  const entries = todo.map(([p, want, from]) => ({ path: p, want: action === 'continue' ? want : from }));
+  const as: RecordAs =
+    action === 'continue'
+      ? { ...recordAsOperation(journal), flags: { continued: true } }
+      : {
+          kind: 'restore',
+          target: journal.guard,
+          guard: present.id!,
+          message: `abort of the interrupted ${journal.op}: back to ${short(journal.guard)}`,
+          counts: {
+            restore: todo.filter(([, , from]) => from !== null).length,
+            recreate: 0,
+            delete: todo.filter(([, , from]) => from === null).length,
+            unchanged: 0,
+            skip: leftAlone.length,
+          },
+          leftovers: 0,
+          flags: { aborted: true },
+        };
+  const { record, failures } = await applyAndRecord(ctx, journal, entries, as);
   removeJournal(ctx.paths.dir);
-  return { ...base, record, failures, alreadyRecorded: false };
+  return { ...base, recoveryGuard: present.id ?? null, record, failures, leftAlone, alreadyRecorded: false };
 }
 
 /** The interrupted operation, for status. */

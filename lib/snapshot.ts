@@ -96,6 +96,8 @@ export interface SnapshotResult {
   record?: CheckpointRecord;
   skipped: SkippedPath[];
   skippedCount: number;
+  /** Every path not captured (`skipped` keeps the first SKIPPED_KEPT): what a restore must leave alone. */
+  allSkipped?: SkippedPath[];
   elapsedMs: number;
 }
 
@@ -379,7 +381,7 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
     const { tree, skipped } = stamp
       ? { tree: stamp.tree, skipped: plan.skipped }
       : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
-    const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length };
+    const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length, allSkipped: skipped };
     const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
     if (!commits) {
       if (latest?.tree === tree && !ctx.scratch) await keepStampFresh(ctx, tree, stamp, unchanged, signal);
@@ -440,7 +442,13 @@ export async function withScratchCapture<T>(
 export async function captureTree(
   ctx: StoreContext,
   options: { timeBudgetMs?: number } = {},
-): Promise<{ tree: string; latest?: CheckpointRecord; skipped: SkippedPath[]; skippedCount: number }> {
+): Promise<{ tree: string; latest?: CheckpointRecord; skipped: SkippedPath[]; skippedCount: number; allSkipped: SkippedPath[] }> {
   const result = await snapshotLocked(ctx, { dryCommit: true, ...options });
-  return { tree: result.tree, latest: result.record, skipped: result.skipped, skippedCount: result.skippedCount };
+  return {
+    tree: result.tree,
+    latest: result.record,
+    skipped: result.skipped,
+    skippedCount: result.skippedCount,
+    allSkipped: result.allSkipped ?? result.skipped,
+  };
 }

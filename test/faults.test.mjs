@@ -1,0 +1,219 @@
+// Faults a backup tool must survive without losing a byte: an unreadable folder
+// under a restored path, an edit made between a crash and its recovery, gc while a
+// journal is pending, restore's permission bits, counts that say what was written.
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, ckpt, ckptJson, ledgerLines, run, sandbox, storeDir, storedBytes, treeState, write } from './helpers.mjs';
+
+/**
+ * How to run the CLI so that file modes bind: as root, with the capabilities that
+ * override them dropped (setpriv, util-linux); as any other user, directly.
+ */
+const DAC_CAPS = '-dac_override,-dac_read_search,-fowner';
+const asRoot = process.getuid?.() === 0;
+const hasSetpriv = asRoot && spawnSync('setpriv', ['--version']).status === 0;
+const modesBind = !asRoot || hasSetpriv;
+const modeTest = modesBind ? test : test.skip;
+if (!modesBind) {
+  if (process.env.CI) throw new Error('faults.test: running as root without setpriv, so unreadable-folder tests cannot run');
+  console.warn('faults.test: as root without setpriv; the unreadable-folder tests are skipped');
+}
+
+function ckptBound(box, args, opts = {}) {
+  if (!asRoot) return ckpt(box, args, opts);
+  return run(box, 'setpriv', [`--inh-caps=${DAC_CAPS}`, `--bounding-set=${DAC_CAPS}`, '--', process.execPath, CLI, ...args], opts);
+}
+
+async function jsonOf(promise) {
+  const r = await promise;
+  try {
+    return { ...r, json: JSON.parse(r.stdout) };
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}): ${r.stdout}${r.stderr}`);
+  }
+}
+
+const journalOf = (box) => path.join(storeDir(box), 'journal.json');
+
+modeTest(
+  'an unreadable folder under a restored path: left alone, the rest restored, no journal left, and never overwritten later',
+  async (t) => {
+    const box = sandbox();
+    write(box, 'priv/x.txt', 'v1\n');
+    write(box, 'a', 'a1\n');
+    const a = (await ckptJson(box, ['snapshot'])).id;
+    write(box, 'priv/x.txt', 'v2\n');
+    write(box, 'a', 'a2\n');
+    await ckptJson(box, ['snapshot']);
+    write(box, 'priv/x.txt', 'v3 never captured\n');
+    write(box, 'a', 'c\n');
+    chmodSync(path.join(box.ws, 'priv'), 0o000);
+    t.teardown(() => chmodSync(path.join(box.ws, 'priv'), 0o755));
+
+    const r = await jsonOf(ckptBound(box, ['restore', a, '--json']));
+    t.is(r.code, 0, r.stderr);
+    const priv = r.json.files.find((f) => f.path === 'priv/x.txt');
+    t.is(priv?.action, 'skip');
+    t.regex(priv.reason, /not captured now \(unreadable\)/);
+    t.is(r.json.counts.restore, 1, 'a was restored');
+    t.false(existsSync(journalOf(box)), 'no journal is left');
+    t.is(readFileSync(path.join(box.ws, 'a'), 'utf8'), 'a1\n');
+
+    chmodSync(path.join(box.ws, 'priv'), 0o755);
+    t.is(readFileSync(path.join(box.ws, 'priv/x.txt'), 'utf8'), 'v3 never captured\n', 'the folder was never written');
+    // Readable again, the next operation captures v3 before anything can touch it.
+    const undo = await ckptJson(box, ['undo']);
+    t.truthy(undo.record);
+    t.is(storedBytes(box, undo.guard, 'priv/x.txt').toString(), 'v3 never captured\n', 'the guard of the next operation holds v3');
+  },
+);
+
+modeTest('an unreadable folder does not wedge recovery: --continue finishes, and the folder is never written', async (t) => {
+  const box = sandbox();
+  for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, `A ${i}\n`);
+  write(box, 'priv/x.txt', 'v1\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, `B ${i}\n`);
+  write(box, 'priv/x.txt', 'v2\n');
+  await ckptJson(box, ['snapshot']);
+  // Interrupted after its first write, with priv/x.txt journaled.
+  const crashed = await ckpt(box, ['restore', a], { env: { GIT_CKPT_TEST_CRASH: 'write:1' } });
+  t.is(crashed.code, null, 'killed at the crash point');
+  t.true(existsSync(journalOf(box)));
+  write(box, 'priv/x.txt', 'v3 never captured\n');
+  chmodSync(path.join(box.ws, 'priv'), 0o000);
+  t.teardown(() => chmodSync(path.join(box.ws, 'priv'), 0o755));
+
+  const r = await jsonOf(ckptBound(box, ['restore', '--continue', '--json']));
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(
+    r.json.leftAlone.map((l) => l.path),
+    ['priv/x.txt'],
+  );
+  t.false(existsSync(journalOf(box)));
+  for (let i = 0; i < 3; i++) t.is(readFileSync(path.join(box.ws, `f${i}.txt`), 'utf8'), `A ${i}\n`);
+  chmodSync(path.join(box.ws, 'priv'), 0o755);
+  t.is(readFileSync(path.join(box.ws, 'priv/x.txt'), 'utf8'), 'v3 never captured\n');
+});
+
+for (const action of ['continue', 'abort']) {
+  test(`an edit made between a crash and --${action} is left as it is, kept in a guard, and the pass completes`, async (t) => {
+    const box = sandbox();
+    for (let i = 0; i < 6; i++) write(box, `f${i}.txt`, `A ${i}\n`);
+    const a = (await ckptJson(box, ['snapshot'])).id;
+    for (let i = 0; i < 6; i++) write(box, `f${i}.txt`, `B ${i}\n`);
+    const b = (await ckptJson(box, ['snapshot'])).id;
+    const gitState = treeState(path.join(box.ws, '.git'));
+
+    const crashed = await ckpt(box, ['restore', a], { env: { GIT_CKPT_TEST_CRASH: 'write:2' } });
+    t.is(crashed.code, null);
+    t.true(existsSync(journalOf(box)));
+    // One path the pass had written, one it had not: both edited by hand, no hook runs.
+    write(box, 'f0.txt', 'edit after the crash 0\n');
+    write(box, 'f5.txt', 'edit after the crash 5\n');
+
+    const r = await ckptJson(box, ['restore', `--${action}`]);
+    t.deepEqual(r.leftAlone.map((l) => l.path).sort(), ['f0.txt', 'f5.txt']);
+    t.is(readFileSync(path.join(box.ws, 'f0.txt'), 'utf8'), 'edit after the crash 0\n');
+    t.is(readFileSync(path.join(box.ws, 'f5.txt'), 'utf8'), 'edit after the crash 5\n');
+    const side = action === 'continue' ? 'A' : 'B';
+    for (let i = 1; i < 5; i++) t.is(readFileSync(path.join(box.ws, `f${i}.txt`), 'utf8'), `${side} ${i}\n`);
+    t.false(existsSync(journalOf(box)));
+    // The recovery guard holds both edits.
+    t.is(storedBytes(box, r.recoveryGuard, 'f5.txt').toString(), 'edit after the crash 5\n');
+    t.truthy(r.record, 'the pass is recorded, so undo can reverse it');
+    const record = ledgerLines(box).find((l) => l.id === r.record);
+    // The restore's own guard is B (nothing had changed since it); an abort's guard is the state recovery found.
+    t.is(record.op.guard, action === 'continue' ? b : r.recoveryGuard);
+    if (action === 'abort') {
+      t.true(record.op.aborted);
+      t.is(record.op.target, b, 'an abort restores the journal guard');
+      // undo of the abort: back to the state recovery found, the pass's writes included.
+      await ckptJson(box, ['undo']);
+      t.is(readFileSync(path.join(box.ws, 'f0.txt'), 'utf8'), 'edit after the crash 0\n');
+      t.is(readFileSync(path.join(box.ws, 'f1.txt'), 'utf8'), 'A 1\n', 'the interrupted pass had written f1');
+    } else {
+      t.true(record.op.continued);
+    }
+    t.is(treeState(path.join(box.ws, '.git')), gitState, "the user's .git is untouched");
+  });
+}
+
+test('a crash before the first write (journal only): --continue finishes it byte for byte', async (t) => {
+  const box = sandbox();
+  write(box, 'x.txt', 'A\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  write(box, 'x.txt', 'B\n');
+  await ckptJson(box, ['snapshot']);
+  const crashed = await ckpt(box, ['restore', a], { env: { GIT_CKPT_TEST_CRASH: 'journal' } });
+  t.is(crashed.code, null);
+  t.is(readFileSync(path.join(box.ws, 'x.txt'), 'utf8'), 'B\n');
+  const r = await ckptJson(box, ['restore', '--continue']);
+  t.deepEqual(r.leftAlone, []);
+  t.is(readFileSync(path.join(box.ws, 'x.txt'), 'utf8'), 'A\n');
+});
+
+test('restore keeps the permission bits git does not record; new files get the umask', async (t) => {
+  const box = sandbox();
+  write(box, 'credentials.json', '{"token":"v1"}\n', 0o600);
+  write(box, 'readonly.txt', 'r1\n', 0o444);
+  write(box, 'tool.sh', 'echo 1\n', 0o750);
+  write(box, 'gone.txt', 'g1\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  chmodSync(path.join(box.ws, 'readonly.txt'), 0o644);
+  write(box, 'credentials.json', '{"token":"v2"}\n');
+  write(box, 'readonly.txt', 'r2\n');
+  chmodSync(path.join(box.ws, 'readonly.txt'), 0o444);
+  write(box, 'tool.sh', 'echo 2\n');
+  spawnSync('rm', [path.join(box.ws, 'gone.txt')]);
+  await ckptJson(box, ['snapshot']);
+  const r = await run(box, 'sh', ['-c', `umask 077; exec "${process.execPath}" "${CLI}" restore ${a}`]);
+  t.is(r.code, 0, r.stderr);
+  const mode = (rel) => (statSync(path.join(box.ws, rel)).mode & 0o7777).toString(8);
+  t.is(readFileSync(path.join(box.ws, 'credentials.json'), 'utf8'), '{"token":"v1"}\n');
+  t.is(mode('credentials.json'), '600', 'a private file stays private');
+  t.is(readFileSync(path.join(box.ws, 'readonly.txt'), 'utf8'), 'r1\n');
+  t.is(mode('readonly.txt'), '444', 'a read-only file stays read-only');
+  t.is(mode('tool.sh'), '750', 'an executable keeps its group bits');
+  t.is(mode('gone.txt'), '600', "a recreated file gets the user's umask");
+});
+
+modeTest('a partial restore counts what was written: failed paths are not counted as restored', async (t) => {
+  const box = sandbox();
+  for (let i = 0; i < 3; i++) write(box, `ok/f${i}.txt`, `A ${i}\n`);
+  for (let i = 0; i < 2; i++) write(box, `ro/f${i}.txt`, `A ${i}\n`);
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  for (let i = 0; i < 3; i++) write(box, `ok/f${i}.txt`, `B ${i}\n`);
+  for (let i = 0; i < 2; i++) write(box, `ro/f${i}.txt`, `B ${i}\n`);
+  await ckptJson(box, ['snapshot']);
+  chmodSync(path.join(box.ws, 'ro'), 0o555); // readable, not writable: captured, but nothing can be created there
+  t.teardown(() => chmodSync(path.join(box.ws, 'ro'), 0o755));
+  const r = await jsonOf(ckptBound(box, ['restore', a, '--json']));
+  t.is(r.code, 1);
+  t.is(r.json.counts.failed, 2);
+  t.is(r.json.counts.restore, 3, 'only what was written counts as restored');
+  const human = await ckptBound(box, ['restore', a]);
+  t.regex(human.stdout, /0 restored.*2 failed/);
+});
+
+test('a captured file grown too large is never overwritten; the skip is not "already matched", and is listed once', async (t) => {
+  const box = sandbox();
+  spawnSync('git', ['config', '--global', 'ckpt.maxFileBytes', '1k'], { cwd: box.ws, env: box.env });
+  write(box, 'big.bin', 'small\n');
+  write(box, 'a.txt', 'a\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  const grown = `${'x'.repeat(4096)}\n`;
+  write(box, 'big.bin', grown);
+  const snap = await ckptJson(box, ['snapshot']);
+  t.deepEqual(
+    snap.skipped.map((s) => s.reason),
+    ['too-large'],
+  );
+  const r = await ckpt(box, ['restore', a]);
+  t.is(r.code, 0, r.stderr);
+  t.notRegex(r.stdout, /already matched/);
+  t.is(r.stdout.split('big.bin').length - 1, 1, r.stdout);
+  t.is(readFileSync(path.join(box.ws, 'big.bin'), 'utf8'), grown, 'the uncaptured bytes are still there');
+});

@@ -19,7 +19,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { findDebris, indexBlobs, looseObjectPath, looseObjects, packDir, packNames } from './objects.js';
 import path from 'node:path';
 import { CkptError } from './errors.js';
-import { readJournal } from './journal.js';
+import { crashPoint } from './crash-point.js';
+import { readJournal, type Journal } from './journal.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
 import { planRetention, retentionPolicy, type DropRule, type RetentionPlan } from './retention.js';
 import { git } from './runner.js';
@@ -47,8 +48,13 @@ export interface GcReport {
   looseBefore: number;
 }
 
-/** Every object the kept checkpoints need (commit, trees, blobs; not their parents), with paths for delta hints. */
-async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[]): Promise<string> {
+/**
+ * Every object the kept checkpoints need (commit, trees, blobs; not their
+ * parents), with paths for delta hints, plus the blobs the shadow index and an
+ * interrupted operation's journal name (a revert's merged blobs are in no
+ * checkpoint until it is finished).
+ */
+async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[], journal: Journal | undefined): Promise<string> {
   const listed = await git({
     verb: 'rev-list',
     args: ['--objects', '--no-walk', '--missing=allow-any', '--stdin'],
@@ -56,13 +62,39 @@ async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[])
     cwd: paths.dir,
     input: `${kept.map((r) => r.id).join('\n')}\n`,
   });
-  const blobs = await indexBlobs(paths);
+  const blobs = [...(await indexBlobs(paths)), ...(await presentObjects(paths, journalBlobs(journal)))];
   return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
 }
 
-function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; records: CheckpointRecord[] } {
+function journalBlobs(journal: Journal | undefined): string[] {
+  const ids = new Set<string>();
+  for (const [, want, from] of journal?.entries ?? []) {
+    if (want) ids.add(want.oid);
+    if (from) ids.add(from.oid);
+  }
+  return [...ids];
+}
+
+/** The ids among `ids` that the store holds (pack-objects fails on a missing one). */
+async function presentObjects(paths: StorePaths, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { stdout } = await git({
+    verb: 'cat-file',
+    args: ['--batch-check=%(objectname) %(objecttype)', '--buffer'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    input: `${ids.join('\n')}\n`,
+  });
+  return stdout
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => / (blob|tree|commit)$/.test(line))
+    .map((line) => line.slice(0, line.indexOf(' ')));
+}
+
+function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; journal: Journal | undefined } {
   const { records } = readLedger(paths.ledger);
-  let journal: ReturnType<typeof readJournal>;
+  let journal: Journal | undefined;
   try {
     journal = readJournal(paths.dir);
   } catch (err) {
@@ -75,7 +107,7 @@ function planFor(paths: StorePaths, settings: Settings, now: number): { plan: Re
     storeBytes: dirSize(paths.dir),
     journalIds: journal ? [journal.target, journal.guard] : [],
   });
-  return { plan, records };
+  return { plan, journal };
 }
 
 export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, options: GcOptions = {}): Promise<GcReport> {
@@ -84,7 +116,7 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   const debris = findDebris(paths, true, now);
   const packsBefore = packNames(paths.gitDir).length;
   const looseBefore = looseObjects(paths.gitDir).length;
-  let { plan } = planFor(paths, settings, now);
+  let { plan, journal } = planFor(paths, settings, now);
   const report: GcReport = {
     dryRun: Boolean(options.dryRun),
     kept: plan.keep.length,
@@ -104,14 +136,15 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   const dropped = new Map(report.dropped.map((d) => [d.id, d]));
   // The byte rule works from an estimate; measure after each pass and go again while still over.
   for (let round = 0; round < 3; round++) {
-    await repack(paths, plan.keep, plan.drop.length > 0);
+    await repack(paths, plan.keep, journal, plan.drop.length > 0);
     const after = dirSize(paths.dir);
     report.bytesAfter = after;
     if (after <= settings.maxBytes) break;
-    const next = planFor(paths, settings, now).plan;
-    if (next.drop.length === 0) break;
-    plan = next;
-    for (const d of next.drop) dropped.set(d.record.id, { id: d.record.id, rule: d.rule, time: d.record.time, session: d.record.session });
+    const next = planFor(paths, settings, now);
+    if (next.plan.drop.length === 0) break;
+    ({ plan, journal } = next);
+    for (const d of next.plan.drop)
+      dropped.set(d.record.id, { id: d.record.id, rule: d.rule, time: d.record.time, session: d.record.session });
   }
   report.dropped = [...dropped.values()];
   report.kept = plan.keep.length;
@@ -121,10 +154,15 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
 }
 
 /** One pass: the new pack, the ledger, then the old objects. */
-async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledgerChanges: boolean): Promise<void> {
+async function repack(
+  paths: StorePaths,
+  kept: readonly CheckpointRecord[],
+  journal: Journal | undefined,
+  ledgerChanges: boolean,
+): Promise<void> {
   const before = packNames(paths.gitDir);
   const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
-  const list = await keptObjects(paths, kept);
+  const list = await keptObjects(paths, kept, journal);
   const dir = packDir(paths.gitDir);
   // One pack with exactly what the kept checkpoints need, fsync'd before anything is removed.
   const { stdout } = await git({
@@ -141,6 +179,7 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
   fsyncFile(path.join(dir, `pack-${made}.idx`));
   // Caches that may name objects about to go.
   for (const cache of OBJECT_CACHES) rmSync(paths[cache], { force: true });
+  crashPoint('gc-pack');
   if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
   for (const name of before) {
     if (name === made) continue;

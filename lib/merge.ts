@@ -37,6 +37,8 @@ export interface RevertConflict {
 export interface RevertStep {
   /** The checkpoint to revert. */
   id: string;
+  /** Its tree: the merge's base. */
+  tree: string;
   /** Its parent's tree (the state before it), or the empty tree. */
   parentTree: string | null;
   /** What it changed: its parent's tree against it. */
@@ -61,10 +63,9 @@ const IDENTITY = {
   GIT_COMMITTER_DATE: '@0 +0000',
 };
 
-async function commitOn(repo: MergeRepo, tree: string, parent: string): Promise<string> {
-  const { stdout } = await git(
-    call(repo, { verb: 'commit-tree', args: [{ oid: tree }, '-p', { oid: parent }], input: 'git-ckpt revert side\n', env: IDENTITY }),
-  );
+async function commitOn(repo: MergeRepo, tree: string, parent?: string): Promise<string> {
+  const args = parent ? [{ oid: tree }, '-p', { oid: parent }] : [{ oid: tree }];
+  const { stdout } = await git(call(repo, { verb: 'commit-tree', args, input: 'git-ckpt revert side\n', env: IDENTITY }));
   return stdout.toString('utf8').trim();
 }
 
@@ -195,8 +196,11 @@ export async function revertTrees(
   let ours = present;
   const conflicts: RevertConflict[] = [];
   for (const step of steps) {
-    const oursCommit = await commitOn(repo, ours, step.id);
-    const theirsCommit = await commitOn(repo, step.parentTree ?? EMPTY_TREE, step.id);
+    // The base is a root commit of the checkpoint's tree, not the checkpoint: git's merge-base
+    // search would walk its ancestry, which gc may have trimmed.
+    const base = await commitOn(repo, step.tree);
+    const oursCommit = await commitOn(repo, ours, base);
+    const theirsCommit = await commitOn(repo, step.parentTree ?? EMPTY_TREE, base);
     const { stdout } = await git(
       call(repo, { verb: 'merge-tree', args: ['--write-tree', '-z', { oid: oursCommit }, { oid: theirsCommit }], okCodes: [1] }),
     );

@@ -335,7 +335,7 @@ export async function revertLocked(
   const steps: RevertStep[] = [];
   for (const t of targets) {
     const parent = parentTree(t);
-    steps.push({ id: t.id, parentTree: parent, changes: await treeChanges(repoOf(ctx), parent ?? EMPTY_TREE, t.id) });
+    steps.push({ id: t.id, tree: t.tree, parentTree: parent, changes: await treeChanges(repoOf(ctx), parent ?? EMPTY_TREE, t.id) });
   }
   const reverted = targets.map((t) => t.id);
   const work = async (live: LiveState, objectDir?: string): Promise<OperationReport> => {

@@ -8,7 +8,9 @@
  * Floors that no rule crosses:
  *   - the newest checkpoint of each session (and of the unattributed ones);
  *   - the last restore, revert or undo and its guard (what `undo` needs);
- *   - every checkpoint an open restore journal names.
+ *   - every checkpoint an open restore journal names;
+ *   - the parent of every kept `post` (its change, which revert and `turn:N`
+ *     undo, is its diff against that parent).
  * A store over its quota therefore never prunes itself into "no checkpoints".
  */
 import type { CheckpointRecord } from './ledger.js';
@@ -94,6 +96,13 @@ export function planRetention(input: RetentionInput): RetentionPlan {
     if (dropped.has(r.id) || floors.has(r.id)) continue;
     dropped.set(r.id, 'maxBytes');
     estimate -= r.bytes * diskPerContentByte;
+  }
+  const byId = new Map(records.map((r) => [r.id, r]));
+  for (const r of records) {
+    if (r.kind !== 'post' || dropped.has(r.id) || !r.parent || !dropped.has(r.parent)) continue;
+    dropped.delete(r.parent);
+    floors.set(r.parent, 'the parent of a kept post (what its revert compares with)');
+    estimate += (byId.get(r.parent)?.bytes ?? 0) * diskPerContentByte;
   }
   return {
     keep: records.filter((r) => !dropped.has(r.id)),

@@ -5,7 +5,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ckpt, ckptJson, ledgerLines, run, sandbox, storeDir, storedBytes, treeState, write } from './helpers.mjs';
+import { CLI, ckpt, ckptJson, ledgerLines, run, sandbox, sh, storeDir, storedBytes, treeState, write } from './helpers.mjs';
 
 /**
  * How to run the CLI so that file modes bind: as root, with the capabilities that
@@ -216,4 +216,46 @@ test('a captured file grown too large is never overwritten; the skip is not "alr
   t.notRegex(r.stdout, /already matched/);
   t.is(r.stdout.split('big.bin').length - 1, 1, r.stdout);
   t.is(readFileSync(path.join(box.ws, 'big.bin'), 'utf8'), grown, 'the uncaptured bytes are still there');
+});
+
+test('gc while a revert is interrupted keeps the merged blobs its journal needs: --continue then finishes byte for byte', async (t) => {
+  const box = sandbox();
+  const lines = (first, last) => `${first}\n${Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n')}\n${last}\n`;
+  for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('top', 'bottom'));
+  await ckptJson(box, ['snapshot', '-m', 'base']);
+  for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('TOP by the agent', 'bottom'));
+  await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 'sess-a', '--turn', '1', '--step', '1']);
+  for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('TOP by the agent', 'BOTTOM by the user'));
+  await ckptJson(box, ['snapshot', '-m', 'user']);
+
+  const crashed = await ckpt(box, ['revert', '--session', 'sess-a'], { env: { GIT_CKPT_TEST_CRASH: 'journal' } });
+  t.is(crashed.code, null);
+  t.true(existsSync(journalOf(box)));
+  const gc = await ckpt(box, ['gc']);
+  t.is(gc.code, 0, gc.stderr);
+  const r = await ckptJson(box, ['restore', '--continue']);
+  t.deepEqual(r.failures, []);
+  for (let i = 0; i < 3; i++) t.is(readFileSync(path.join(box.ws, `f${i}.txt`), 'utf8'), lines('top', 'BOTTOM by the user'));
+  const fsck = await ckpt(box, ['fsck']);
+  t.is(fsck.code, 0, fsck.stdout + fsck.stderr);
+});
+
+test('gc keeps the parent of every kept post, so revert and turn:N still work on a trimmed session', async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.keep', '2']);
+  for (let turn = 1; turn <= 5; turn++) {
+    write(box, `t${turn}.txt`, `turn ${turn}\n`);
+    await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 'sess-b', '--turn', String(turn), '--step', '1']);
+  }
+  const gc = await ckptJson(box, ['gc']);
+  t.true(
+    gc.protected.some((p) => /parent of a kept post/.test(p.why)),
+    JSON.stringify(gc.protected),
+  );
+  const before = await ckpt(box, ['show', 'turn:4@sess-b']);
+  t.is(before.code, 0, before.stderr);
+  const r = await ckpt(box, ['revert', '--session', 'sess-b', '--turn', '4']);
+  t.is(r.code, 0, r.stderr);
+  t.false(existsSync(path.join(box.ws, 't4.txt')));
+  t.true(existsSync(path.join(box.ws, 't5.txt')));
 });

@@ -47,3 +47,15 @@ export function asCkptError(err: unknown): CkptError {
 export function isCkptError(err: unknown, code?: ErrorCode): err is CkptError {
   return err instanceof CkptError && (code === undefined || err.code === code);
 }
+
+/** errno codes of a store that cannot be written now: a full disk or quota, a read-only mount, no permission. */
+const UNWRITABLE_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
+/** The same, as git words them in a failed child's message. */
+const UNWRITABLE_GIT_RE = /No space left on device|Disk quota exceeded|Read-only file system|Permission denied/;
+
+/** Whether an error says the store cannot be written now (read-only commands then go on without writing). */
+export function storeUnwritable(err: unknown): boolean {
+  if (!(err instanceof CkptError)) return false;
+  if (err.code === 'io') return UNWRITABLE_ERRNOS.has(String(err.data.errno));
+  return err.code === 'git' && UNWRITABLE_GIT_RE.test(err.message);
+}

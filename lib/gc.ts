@@ -16,7 +16,7 @@
  * by hand leaves checkpoint objects alone.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { findDebris, indexBlobs, looseObjectPath, looseObjects, packDir, packNames } from './objects.js';
+import { findDebris, looseObjectPath, looseObjects, neededObjects, packDir, packNames, removeOrphanLoose } from './objects.js';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { crashPoint } from './crash-point.js';
@@ -43,27 +43,11 @@ export interface GcReport {
   maxBytes: number;
   /** Leftovers of killed processes that were (or, in a dry run, would be) removed. */
   debris: string[];
+  /** Loose objects no record needed (a snapshot killed, or stopped by a full disk, wrote them): removed first. */
+  orphans: number;
   packsBefore: number;
   packsAfter: number;
   looseBefore: number;
-}
-
-/**
- * Every object the kept checkpoints need (commit, trees, blobs; not their
- * parents), with paths for delta hints, plus the blobs the shadow index and an
- * interrupted operation's journal name (a revert's merged blobs are in no
- * checkpoint until it is finished).
- */
-async function keptObjects(paths: StorePaths, kept: readonly CheckpointRecord[], journal: Journal | undefined): Promise<string> {
-  const listed = await git({
-    verb: 'rev-list',
-    args: ['--objects', '--no-walk', '--missing=allow-any', '--stdin'],
-    gitDir: paths.gitDir,
-    cwd: paths.dir,
-    input: `${kept.map((r) => r.id).join('\n')}\n`,
-  });
-  const blobs = [...(await indexBlobs(paths)), ...(await presentObjects(paths, journalBlobs(journal)))];
-  return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
 }
 
 function journalBlobs(journal: Journal | undefined): string[] {
@@ -73,23 +57,6 @@ function journalBlobs(journal: Journal | undefined): string[] {
     if (from) ids.add(from.oid);
   }
   return [...ids];
-}
-
-/** The ids among `ids` that the store holds (pack-objects fails on a missing one). */
-async function presentObjects(paths: StorePaths, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const { stdout } = await git({
-    verb: 'cat-file',
-    args: ['--batch-check=%(objectname) %(objecttype)', '--buffer'],
-    gitDir: paths.gitDir,
-    cwd: paths.dir,
-    input: `${ids.join('\n')}\n`,
-  });
-  return stdout
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => / (blob|tree|commit)$/.test(line))
-    .map((line) => line.slice(0, line.indexOf(' ')));
 }
 
 function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; journal: Journal | undefined } {
@@ -117,6 +84,14 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   const packsBefore = packNames(paths.gitDir).length;
   const looseBefore = looseObjects(paths.gitDir).length;
   let { plan, journal } = planFor(paths, settings, now);
+  // Space first, writing nothing: loose objects no record needs (a snapshot stopped by a full disk
+  // leaves them), so that the new pack below has room even on a disk that was full.
+  const orphans = await removeOrphanLoose(
+    paths,
+    readLedger(paths.ledger).records.map((r) => r.id),
+    journalBlobs(journal),
+    Boolean(options.dryRun),
+  );
   const report: GcReport = {
     dryRun: Boolean(options.dryRun),
     kept: plan.keep.length,
@@ -126,6 +101,7 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
     bytesAfter: plan.bytesAfterEstimate,
     maxBytes: settings.maxBytes,
     debris,
+    orphans,
     packsBefore,
     packsAfter: packsBefore,
     looseBefore,
@@ -162,7 +138,11 @@ async function repack(
 ): Promise<void> {
   const before = packNames(paths.gitDir);
   const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
-  const list = await keptObjects(paths, kept, journal);
+  const list = await neededObjects(
+    paths,
+    kept.map((r) => r.id),
+    journalBlobs(journal),
+  );
   const dir = packDir(paths.gitDir);
   // One pack with exactly what the kept checkpoints need, fsync'd before anything is removed.
   const { stdout } = await git({

@@ -1,10 +1,15 @@
 /**
  * Serialization per workspace: a p-queue (concurrency 1) inside the process, and a
- * lock file across processes. The lock file is created with O_EXCL and holds the
- * owner's pid and host; a lock whose owner on this host is gone is stale and is
- * broken. Works the same on macOS and Linux: no flock, no /proc.
+ * lock file across processes. The lock is a symlink whose target names its owner
+ * (pid, host, time), as Emacs's lock files are: creating it is one atomic call
+ * that fails when it exists, so a lock is never seen empty or half-written, and
+ * it needs no data block, so it can still be taken on a full disk. A lock whose
+ * owner on this host is gone is stale and is broken, one breaker at a time.
+ * Works the same on macOS and Linux: no flock, no /proc. (Windows, later, needs
+ * another primitive: its symlinks need a privilege.)
  */
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync, linkSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { lstatSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type PQueue from 'p-queue';
 import { CkptError } from './errors.js';
@@ -64,14 +69,42 @@ interface LockOwner {
   time: number;
 }
 
+/** The host as a lock names it: a short hash, so the whole target stays a "fast" symlink that needs no data block. */
+const HOST = createHash('sha1').update(hostname()).digest('hex').slice(0, 12);
+
+function ownerText(): string {
+  return `git-ckpt:${process.pid}:${HOST}:${Date.now()}`;
+}
+
+/** The owner a lock names: a symlink's target, or a lock file's JSON as older versions wrote it. */
 function parseOwner(text: string): LockOwner | undefined {
+  const m = /^git-ckpt:(\d+):([0-9a-f]+):(\d+)$/.exec(text);
+  if (m) return { pid: Number(m[1]), host: m[2]!, time: Number(m[3]) };
   try {
     const owner = JSON.parse(text) as LockOwner;
-    if (Number.isInteger(owner.pid) && typeof owner.host === 'string') return owner;
+    if (Number.isInteger(owner.pid) && typeof owner.host === 'string')
+      return { ...owner, host: createHash('sha1').update(owner.host).digest('hex').slice(0, 12) };
   } catch {
-    /* a lock being written, or garbage */
+    /* an older version's lock being written, or garbage */
   }
   return undefined;
+}
+
+/** What a lock says, or undefined when there is none. */
+function readLockText(file: string): string | undefined {
+  try {
+    return readlinkSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code !== 'EINVAL') throw err;
+  }
+  try {
+    return readFileSync(file, 'utf8'); // a regular file: an older version's lock
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 export function processAlive(pid: number): boolean {
@@ -83,56 +116,50 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** A lock is stale when its owner on this host is dead, or it has been unreadable for long. */
+/** A lock is stale when its owner on this host is dead, or (an older version's file) it has been unreadable for long. */
 function isStale(text: string, ageMs: number): boolean {
   const owner = parseOwner(text);
   if (!owner) return ageMs > 5_000;
-  if (owner.host !== hostname()) return false;
+  if (owner.host !== HOST) return false;
   return !processAlive(owner.pid);
 }
 
 function tryCreate(file: string): boolean {
-  let fd: number;
   try {
-    fd = openSync(file, 'wx', 0o600);
+    symlinkSync(ownerText(), file);
+    return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new CkptError('store', `cannot create lock ${file}: ${(err as Error).message}`, {}, { cause: err });
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    throw new CkptError('io', `cannot create lock ${file}: ${(err as Error).message}`, { errno: code }, { cause: err });
   }
-  try {
-    writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), time: Date.now() } satisfies LockOwner));
-  } finally {
-    closeSync(fd);
-  }
-  return true;
 }
 
 /**
- * Break a stale lock. The lock is moved aside first and checked again, so that of
- * two processes breaking the same lock only one wins, and a live lock that slipped
- * in between is put back.
+ * Break a stale lock. Breakers take turns through a lock of their own, and the
+ * lock is removed only if it still says what was judged stale: while a stale
+ * lock stands nobody else can replace it (only breakers remove it), so no
+ * live lock is ever removed, whatever the number of contenders.
  */
 function breakStale(file: string, seen: string): void {
-  const aside = `${file}.stale-${process.pid}`;
-  try {
-    renameSync(file, aside);
-  } catch {
-    return; // someone else moved it
-  }
-  let moved = '';
-  try {
-    moved = readFileSync(aside, 'utf8');
-  } catch {
-    /* vanished */
-  }
-  if (moved !== seen) {
+  const breaker = `${file}.break`;
+  if (!tryCreate(breaker)) {
+    // A breaker that died mid-way would block every other one: its lock is stale in turn.
+    const text = readLockText(breaker);
+    let age = 0;
     try {
-      linkSync(aside, file); // fails if a newer lock exists; then that one rules
+      age = Date.now() - lstatSync(breaker).mtimeMs;
     } catch {
-      /* the newer lock stands */
+      return;
     }
+    if (text !== undefined && (isStale(text, age) || age > 10_000)) rmSync(breaker, { force: true });
+    return;
   }
-  rmSync(aside, { force: true });
+  try {
+    if (readLockText(file) === seen) rmSync(file, { force: true });
+  } finally {
+    rmSync(breaker, { force: true });
+  }
 }
 
 export interface LockHandle {
@@ -158,12 +185,8 @@ async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal
         },
       };
     }
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue; // released between our attempts
-    }
+    const text = readLockText(file);
+    if (text === undefined) continue; // released between our attempts
     if (!firstSeen || firstSeen.text !== text) firstSeen = { text, at: Date.now() };
     if (isStale(text, Date.now() - firstSeen.at)) {
       breakStale(file, text);

@@ -3,12 +3,12 @@
  * objects, packs and their `.keep` marks, what killed processes leave, and the
  * blobs the shadow index names.
  */
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import type { TreeChange, TreeEntry } from './restore-plan.js';
 import { git, splitZ } from './runner.js';
-import type { StorePaths } from './store.js';
+import { OBJECT_CACHES, type StorePaths } from './store.js';
 
 /** The empty tree: what a first checkpoint's change is computed against. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -98,6 +98,64 @@ export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.no
     }
   }
   return found;
+}
+
+/**
+ * pack-objects' input for everything the given checkpoints need (commit,
+ * trees, blobs; not their parents), with paths for delta hints, plus the blobs
+ * the shadow index names and `extraBlobs` that the store holds (an interrupted
+ * operation's journal names blobs no checkpoint holds yet).
+ */
+export async function neededObjects(paths: StorePaths, commits: readonly string[], extraBlobs: readonly string[] = []): Promise<string> {
+  const listed = await git({
+    verb: 'rev-list',
+    args: ['--objects', '--no-walk', '--missing=allow-any', '--stdin'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    input: `${commits.join('\n')}\n`,
+  });
+  const blobs = [...(await indexBlobs(paths)), ...(await presentObjects(paths, extraBlobs))];
+  return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
+}
+
+/** The ids among `ids` that the store holds (pack-objects fails on a missing one). */
+async function presentObjects(paths: StorePaths, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { stdout } = await git({
+    verb: 'cat-file',
+    args: ['--batch-check=%(objectname) %(objecttype)', '--buffer'],
+    gitDir: paths.gitDir,
+    cwd: paths.dir,
+    input: `${ids.join('\n')}\n`,
+  });
+  return stdout
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => / (blob|tree|commit)$/.test(line))
+    .map((line) => line.slice(0, line.indexOf(' ')));
+}
+
+/**
+ * Delete the loose objects that none of `commits`, the shadow index or
+ * `extraBlobs` needs: what a snapshot killed or stopped by a full disk wrote.
+ * Writes nothing, so it frees space on a full disk. The caller holds the
+ * workspace lock (no snapshot is writing). Returns how many went (or would go).
+ */
+export async function removeOrphanLoose(
+  paths: StorePaths,
+  commits: readonly string[],
+  extraBlobs: readonly string[],
+  dryRun = false,
+): Promise<number> {
+  const loose = looseObjects(paths.gitDir);
+  if (loose.length === 0) return 0;
+  const needed = new Set((await neededObjects(paths, commits, extraBlobs)).split('\n').map((line) => line.split(' ', 1)[0]));
+  const orphans = loose.filter((id) => !needed.has(id));
+  if (dryRun || orphans.length === 0) return orphans.length;
+  // Caches that may name a tree about to go (the index stamp's tree is in no checkpoint).
+  for (const cache of OBJECT_CACHES) rmSync(paths[cache], { force: true });
+  for (const id of orphans) rmSync(looseObjectPath(paths.gitDir, id), { force: true });
+  return orphans.length;
 }
 
 /** The blobs the shadow index names: the next snapshot trusts its stat cache for unchanged files, so they must stay. */

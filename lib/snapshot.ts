@@ -21,6 +21,7 @@ import {
   packLooseObjects,
   packStateFile,
   readPackState,
+  reclaimAfterFullDisk,
   removeGitDebris,
 } from './housekeeping.js';
 import { readStamp, refreshDue, writeStamp, type Stamp } from './index-stamp.js';
@@ -391,7 +392,10 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
     await afterCommit(ctx, changes, progress.total, opts, signal);
     return { created: true, id: record.id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
   } catch (err) {
-    if (!signal.aborted) throw err;
+    if (!signal.aborted) {
+      await reclaimAfterFullDisk(ctx, err);
+      throw err;
+    }
     removeGitDebris(ctx.paths);
     if (!isCkptError(signal.reason, 'budget')) throw signal.reason;
     const { hashed, total } = progress;

@@ -217,10 +217,18 @@ export function writeFileDurable(file: string, data: string | Buffer): void {
     const bytes = typeof data === 'string' ? Buffer.from(data) : data;
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
     fsyncSync(fd);
-  } finally {
     closeSync(fd);
+    renameSync(tmp, file);
+  } catch (err) {
+    // A full disk must leave no half-written temporary file behind to take the space.
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed already */
+    }
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  renameSync(tmp, file);
   fsyncFolder(path.dirname(file));
 }
 

@@ -18,7 +18,7 @@ import {
   writeBaseline,
   type BaselineState,
 } from './baseline.js';
-import { asCkptError, CkptError } from './errors.js';
+import { asCkptError, CkptError, storeUnwritable } from './errors.js';
 import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
@@ -199,6 +199,27 @@ export class Workspace {
     });
   }
 
+  /**
+   * The door for commands that only read (status, fsck, dry runs): the lock
+   * door, or, when the store cannot be written (a full disk, a read-only
+   * mount or folder), the same work without the lock and with `unwritable`
+   * set, so captures go to a scratch index outside the store. Nothing can
+   * change such a store under us, and nothing here writes to it.
+   */
+  private async readDoor<T>(fn: (paths: StorePaths, settings: Settings, unwritable: boolean) => Promise<T>): Promise<T> {
+    try {
+      return await this.exclusive((paths, settings) => fn(paths, settings, false));
+    } catch (err) {
+      const paths = this.storePaths;
+      if (!paths || !existsSync(path.join(paths.gitDir, 'HEAD')) || !storeUnwritable(err)) throw err;
+      try {
+        return await fn(paths, this.settingsCache ?? (await readSettings(paths, this.env)), true);
+      } catch (inner) {
+        throw asCkptError(inner);
+      }
+    }
+  }
+
   /** Capture the workspace as a checkpoint (nothing is created when nothing changed). */
   async snapshot(request: SnapshotRequest = {}): Promise<SnapshotResult> {
     const kind = request.kind ?? 'manual';
@@ -264,6 +285,11 @@ export class Workspace {
     return this.exclusive((paths, settings) => fn(this.context(paths, settings)), options.signal, options.lockTimeoutMs);
   }
 
+  /** A dry run only reads (its capture is a scratch one), so it works on a store that cannot be written. */
+  private operationDoor<T>(options: { dryRun?: boolean }, fn: (paths: StorePaths, settings: Settings) => Promise<T>): Promise<T> {
+    return options.dryRun ? this.readDoor(fn) : this.exclusive(fn);
+  }
+
   private context(paths: StorePaths, settings: Settings): StoreContext {
     return { location: this.location, paths, settings, env: this.env };
   }
@@ -271,7 +297,7 @@ export class Workspace {
   /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
   async restore(address: string, options: RestoreOptions = {}): Promise<OperationReport> {
     // Lock, then read: the target is resolved and probed under the lock, so a background gc cannot drop it in between.
-    return this.exclusive(async (paths, settings) => {
+    return this.operationDoor(options, async (paths, settings) => {
       const target = resolveInView(await this.checked(!options.dryRun), address);
       return (await restoreModule()).restoreLocked(this.context(paths, settings), target, options);
     });
@@ -284,7 +310,7 @@ export class Workspace {
    * whole agent session (`{ session, turn? }`).
    */
   async revert(what: string | RevertSelection, options: RevertOptions = {}): Promise<OperationReport> {
-    return this.exclusive(async (paths, settings) => {
+    return this.operationDoor(options, async (paths, settings) => {
       const view = await this.checked(!options.dryRun);
       const targets = typeof what === 'string' && !what.includes('..') ? [resolveInView(view, what)] : revertSelection(view.records, what);
       const byId = new Map(view.records.map((r) => [r.id, r]));
@@ -305,7 +331,7 @@ export class Workspace {
 
   /** Reverse the last restore, revert or undo (so repeating it redoes). */
   async undo(options: UndoOptions = {}): Promise<OperationReport> {
-    return this.exclusive(async (paths, settings) => {
+    return this.operationDoor(options, async (paths, settings) => {
       const { records, degraded, warnings } = await this.checked(!options.dryRun);
       const restore = await restoreModule();
       const last = restore.lastOperation(records);
@@ -335,13 +361,14 @@ export class Workspace {
 
   /** Apply the retention policy and reclaim space (see gc.ts). */
   async gc(options: GcOptions = {}): Promise<GcReport> {
-    return this.exclusive(async (paths, settings) => (await gcModule()).gcLocked({ paths, settings }, options));
+    const run = async (paths: StorePaths, settings: Settings) => (await gcModule()).gcLocked({ paths, settings }, options);
+    return options.dryRun ? this.readDoor(run) : this.exclusive(run);
   }
 
   /** A deep check of the store. */
   async fsck(): Promise<FsckReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
-    return this.exclusive(async (paths) => (await fsckModule()).fsckStore(paths));
+    return this.readDoor(async (paths) => (await fsckModule()).fsckStore(paths));
   }
 
   /** Recover the ledger from the checkpoint commits' trailers. */
@@ -415,10 +442,15 @@ export class Workspace {
   async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
     const view = await this.checked();
     const from = resolveInView(view, options.from ?? 'latest');
-    let to: string;
-    if (options.to !== undefined) to = resolveInView(view, options.to).id;
-    else to = await this.captureLiveTree();
-    return diffTrees(this.storePaths!, from.tree, to, options.format ?? 'patch', options.color ?? false, options.paths);
+    const format = options.format ?? 'patch';
+    const color = options.color ?? false;
+    if (options.to !== undefined)
+      return diffTrees(this.storePaths!, from.tree, resolveInView(view, options.to).id, format, color, options.paths);
+    return this.readDoor(async (paths, settings, unwritable) => {
+      const ctx = this.context(paths, settings);
+      if (!unwritable) return diffTrees(paths, from.tree, (await captureTree(ctx)).tree, format, color, options.paths);
+      return withScratchCapture(ctx, (live, objectDir) => diffTrees(paths, from.tree, live.tree, format, color, options.paths, objectDir));
+    });
   }
 
   /**
@@ -446,14 +478,17 @@ export class Workspace {
     );
   }
 
-  /** Stage the live workspace into the shadow index and return its tree, without a checkpoint. */
-  async captureLiveTree(): Promise<string> {
-    return (await this.captureLive()).tree;
-  }
-
-  /** The live workspace's tree and what it holds that is not captured (too large, secret …), without a checkpoint. */
-  private captureLive(): ReturnType<typeof captureTree> {
-    return this.exclusive((paths, settings) => captureTree(this.context(paths, settings)));
+  /**
+   * The live workspace's tree and what it holds that is not captured (too
+   * large, secret …), without a checkpoint, compared under the same lock with
+   * the ledger's latest record; into a scratch index when the store cannot be written.
+   */
+  private captureForStatus(): Promise<{ live: Awaited<ReturnType<typeof captureTree>>; latest: CheckpointRecord | null }> {
+    return this.readDoor(async (paths, settings, unwritable) => {
+      const ctx = this.context(paths, settings);
+      const live = unwritable ? await withScratchCapture(ctx, async (result) => result) : await captureTree(ctx);
+      return { live, latest: readLedger(paths.ledger).records.at(-1) ?? null };
+    });
   }
 
   async status(): Promise<StatusReport> {
@@ -463,8 +498,9 @@ export class Workspace {
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
     const baseline = this.storePaths ? (runningBaseline(this.storePaths) ?? null) : null;
     // While the baseline holds the lock, comparing with the live workspace would wait for it.
-    const live = latest && !interrupted && !baseline ? await this.captureLive() : undefined;
-    const dirty = live ? live.tree !== latest!.tree : latest ? true : null;
+    const compared = latest && !interrupted && !baseline ? await this.captureForStatus() : undefined;
+    const live = compared?.live;
+    const dirty = compared ? compared.live.tree !== compared.latest?.tree : latest ? true : null;
     return {
       workspace: this.location.root,
       store: this.storeDirPath(),

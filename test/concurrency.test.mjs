@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write } from './helpers.mjs';
+import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write, entryExists } from './helpers.mjs';
 
 const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
 
@@ -32,7 +32,7 @@ test('16 concurrent snapshot processes all succeed and leave one linear chain ho
   for (let i = 0; i < 16; i++) t.true(latest.has(`agent-${i}.txt`), `agent-${i}.txt`);
   const dir = storeDir(box);
   t.false(existsSync(path.join(dir, 'index.lock')));
-  t.false(existsSync(path.join(dir, 'lock')));
+  t.false(entryExists(path.join(dir, 'lock')));
   t.deepEqual(
     readdirSync(dir).filter((n) => n.includes('.tmp-') || n.includes('stale')),
     [],
@@ -67,7 +67,7 @@ test('a stale lock left by a dead process is broken; a live one is waited for', 
   write(box, 'a.txt', 'b\n');
   const r = await ckptJson(box, ['snapshot']);
   t.true(r.created);
-  t.false(existsSync(lock));
+  t.false(entryExists(lock));
   for (const f of debris) t.false(existsSync(f), f);
   // A live owner (this test process) holds it: the snapshot waits, then gives a clear error.
   writeFileSync(lock, JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), time: Date.now() }));

@@ -3,9 +3,11 @@
 // journal is pending, restore's permission bits, counts that say what was written.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CLI, ckpt, ckptJson, ledgerLines, run, sandbox, sh, storeDir, storedBytes, treeState, write } from './helpers.mjs';
+import { CLI, ckpt, ckptJson, entryExists, ledgerLines, run, sandbox, sh, storeDir, storedBytes, treeState, write } from './helpers.mjs';
 
 /**
  * How to run the CLI so that file modes bind: as root, with the capabilities that
@@ -258,4 +260,95 @@ test('gc keeps the parent of every kept post, so revert and turn:N still work on
   t.is(r.code, 0, r.stderr);
   t.false(existsSync(path.join(box.ws, 't4.txt')));
   t.true(existsSync(path.join(box.ws, 't5.txt')));
+});
+
+/** A small tmpfs of our own (root only), unmounted at teardown; undefined where the machine does not allow it. */
+function smallDisk(dir, size) {
+  mkdirSync(dir, { recursive: true });
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+  return r.status === 0 ? () => spawnSync('umount', ['-l', dir]) : undefined;
+}
+const probeDir = mkdtempSync(path.join(tmpdir(), 'ckpt-mount-probe-'));
+const probeUnmount = asRoot ? smallDisk(probeDir, '1m') : undefined;
+probeUnmount?.();
+const diskTest = probeUnmount ? test : test.skip;
+if (!probeUnmount) console.warn('faults.test: cannot mount a tmpfs here (needs root); the full-disk tests are skipped');
+
+diskTest(
+  'a full store disk: the snapshot fails in one line, hooks exit 0, status, fsck and dry runs work, and once space is back everything does',
+  async (t) => {
+    const box = sandbox();
+    const disk = path.join(box.base, 'disk');
+    const unmount = smallDisk(disk, '8m');
+    t.teardown(unmount);
+    box.store = path.join(disk, 'store');
+    box.env.GIT_CKPT_HOME = box.store;
+    for (let i = 0; i < 20; i++) write(box, `f${i}.txt`, `small ${i}\n`);
+    const first = (await ckptJson(box, ['snapshot'])).id;
+    for (let i = 0; i < 12; i++) write(box, `big${i}.bin`, randomBytes(1 << 20));
+    const full = await ckpt(box, ['snapshot']);
+    t.is(full.code, 1);
+    t.is(full.stderr.trim().split('\n').length, 1, full.stderr);
+    t.regex(full.stderr, /No space left on device|ENOSPC/);
+    const lock = path.join(storeDir(box), 'lock');
+    t.false(entryExists(lock), 'no lock is left');
+    const hookInput = JSON.stringify({
+      session_id: 's1',
+      cwd: box.ws,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'ls' },
+      tool_use_id: 't1',
+    });
+    const hook = await ckpt(box, ['hook', 'claude', 'pre'], { input: hookInput });
+    t.is(hook.code, 0);
+    // While it is full, every read still answers.
+    for (const args of [['status'], ['fsck'], ['restore', first, '--dry-run'], ['gc', '--dry-run'], ['log']]) {
+      const r = await ckpt(box, args);
+      t.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    }
+    t.false(entryExists(lock));
+
+    for (let i = 0; i < 12; i++) rmSync(path.join(box.ws, `big${i}.bin`));
+    for (const args of [['snapshot'], ['status'], ['fsck'], ['gc']]) {
+      const r = await ckpt(box, args);
+      t.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    }
+    write(box, 'f0.txt', 'changed\n');
+    const after = await ckptJson(box, ['snapshot']);
+    t.true(after.created);
+  },
+);
+
+modeTest('a read-only store: log, show, status, diff, fsck and every dry run still work, and a write is one clear line', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'one\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  write(box, 'a.txt', 'two\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'a.txt', 'three\n');
+  await ckptJson(box, ['restore', a, '--dry-run']);
+  const store = storeDir(box);
+  spawnSync('chmod', ['-R', 'a-w', store]);
+  const before = treeState(store);
+  t.teardown(() => spawnSync('chmod', ['-R', 'u+w', store]));
+  for (const args of [
+    ['log'],
+    ['show', 'latest'],
+    ['status'],
+    ['diff'],
+    ['fsck'],
+    ['restore', a, '--dry-run'],
+    ['undo', '--dry-run'],
+    ['gc', '--dry-run'],
+  ]) {
+    const r = await ckptBound(box, args);
+    t.true(r.code === 0 || (args[0] === 'undo' && r.code !== 3), `${args.join(' ')}: ${r.code} ${r.stderr}`);
+  }
+  const status = await ckptBound(box, ['status']);
+  t.regex(status.stdout, /changed since the latest checkpoint/);
+  const snap = await ckptBound(box, ['snapshot']);
+  t.not(snap.code, 0);
+  t.is(snap.stderr.trim().split('\n').length, 1, snap.stderr);
+  t.is(treeState(store), before, 'nothing in the store changed');
 });

@@ -185,3 +185,13 @@ export async function startUi(t, box, args = []) {
   const parsed = new URL(url);
   return { url, port: Number(parsed.port), token: parsed.searchParams.get('token'), base: `http://127.0.0.1:${parsed.port}`, child };
 }
+
+/** Whether a path exists as an entry (a lock is a symlink to nothing, which existsSync calls absent). */
+export function entryExists(file) {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write } from './helpers.mjs';
+import { ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write, entryExists } from './helpers.mjs';
 
 test('files over maxFileBytes are not stored, and the skip is reported and recorded', async (t) => {
   const box = sandbox();
@@ -105,7 +105,7 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
     t.is(error.code, 'budget');
     t.regex(error.message, /^snapshot stopped by its 0\.3s time budget after hashing \d+ of \d+ files; the work done is kept/);
     const dir = storeDir(box);
-    t.false(existsSync(path.join(dir, 'lock')), 'no lock left');
+    t.false(entryExists(path.join(dir, 'lock')), 'no lock left');
     t.false(existsSync(path.join(dir, 'index.lock')), 'no index.lock left');
     const packDir = path.join(dir, 'git', 'objects', 'pack');
     if (existsSync(packDir))

@@ -17,6 +17,7 @@ import {
   treeState,
   workspaceState,
   write,
+  entryExists,
 } from './helpers.mjs';
 
 const { planRetention, retentionPolicy } = await import(path.join(ROOT, 'dist', 'lib', 'retention.js'));
@@ -169,7 +170,7 @@ test("gc removes leftovers of killed processes: temporary packs and objects, old
   writeFileSync(path.join(store, 'lock'), JSON.stringify({ pid: 999_999, host: hostname(), time: Date.now() - 3600_000 }));
   writeFileSync(path.join(store, 'git/objects/pack/tmp_pack_dead'), 'junk');
   await ckptJson(box, ['gc']);
-  t.false(existsSync(path.join(store, 'lock')));
+  t.false(entryExists(path.join(store, 'lock')));
   t.false(existsSync(path.join(store, 'git/objects/pack/tmp_pack_dead')));
   t.is(ledgerLines(box).length, 2);
 });

@@ -32,6 +32,7 @@ function operationJson(r: OperationReport): unknown {
     target: r.target,
     guard: r.guard,
     record: r.record,
+    planId: r.planId,
     counts: r.counts,
     files: r.plan.files.map((f) => ({ path: f.path, action: f.action, ...(f.reason ? { reason: f.reason } : {}) })),
     leftovers: r.leftovers,

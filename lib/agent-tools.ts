@@ -113,7 +113,8 @@ function operationResult(r: OperationReport, diff: string | undefined): ToolResu
     );
   for (const line of skippedLines({ skipped: r.uncaptured, skippedCount: r.uncaptured.length })) lines.push(`${line} (never touched)`);
   let undo: string | null = null;
-  if (r.dryRun) lines.push('To apply this plan, call the same tool again with apply: true (only with the user’s consent).');
+  if (r.dryRun)
+    lines.push(`To apply this plan, call the same tool again with apply: true and planId: "${r.planId}" (only with the user’s consent).`);
   else if (r.record) {
     undo = 'call checkpoint_undo with apply: true (or run `git ckpt undo`)';
     lines.push(`The state before it is guard checkpoint ${shortId(r.guard!)}; to reverse it, ${undo}.`);
@@ -128,6 +129,7 @@ function operationResult(r: OperationReport, diff: string | undefined): ToolResu
       target: r.target,
       guard: r.guard,
       record: r.record,
+      planId: r.planId,
       counts: r.counts,
       files,
       leftovers: r.leftovers,
@@ -145,6 +147,7 @@ const operationOutput = {
   target: z.string(),
   guard: z.string().nullable(),
   record: z.string().nullable(),
+  planId: z.string(),
   counts: z.record(z.string(), z.number()),
   files: z.array(fileAction),
   leftovers: z.array(z.string()),
@@ -302,12 +305,29 @@ const checkpointDiff: AgentTool<{
   },
 };
 
+const planId = z
+  .string()
+  .regex(/^[0-9a-f]{16}$/, 'a planId is the 16 hex digits a dry run returned')
+  .describe('with apply: true, the planId the dry run returned; the call refuses (nothing written) when the plan changed since');
+
+/** Apply only the plan the user saw: a planId from a dry run is required, and checked against the plan made now. */
+function expectedPlan(apply: boolean | undefined, id: string | undefined): string | undefined {
+  if (apply !== true) return undefined;
+  if (id === undefined)
+    throw new CkptError(
+      'usage',
+      'apply: true needs the planId of the dry run shown to the user: run the dry run first, then pass its planId',
+    );
+  return id;
+}
+
 const checkpointRestore: AgentTool<{
   target: typeof address;
   mode: z.ZodOptional<z.ZodEnum<{ asof: 'asof'; revert: 'revert' }>>;
   paths: z.ZodOptional<typeof paths>;
   deleteNew: z.ZodOptional<z.ZodBoolean>;
   apply: z.ZodOptional<z.ZodBoolean>;
+  planId: z.ZodOptional<typeof planId>;
 }> = {
   name: 'checkpoint_restore',
   title: 'Restore a checkpoint',
@@ -315,7 +335,8 @@ const checkpointRestore: AgentTool<{
     'Rewind files. mode "asof" (default) makes the workspace (or only `paths`) match checkpoint `target`; mode "revert" undoes the change ' +
     'that checkpoint recorded (or, with target "turn:3..turn:5@SESSION", what that turn range\'s tool calls changed), three-way: edits made since ' +
     'in other lines are kept, overlapping ones are reported as conflicts and left alone. WITHOUT apply: true IT IS A DRY RUN: it returns the plan (per file: restore, recreate, ' +
-    'delete, skip with a reason) and the diff it would apply, and writes nothing. Apply only after showing the plan to the user and getting their consent. ' +
+    'delete, skip with a reason), the diff it would apply and a planId, and writes nothing. Apply only after showing the plan to the user and getting their consent, ' +
+    'with the same arguments plus apply: true and that planId: if the files changed since, the call refuses and you preview again. ' +
     'Applying first saves the current state as a guard checkpoint, so checkpoint_undo can reverse it. Files never captured (secrets, too large) are never touched; ' +
     'files that are not in the checkpoint are left alone unless deleteNew is true.',
   input: {
@@ -326,37 +347,43 @@ const checkpointRestore: AgentTool<{
     paths: paths.optional().describe('asof only: just these files or directories, relative to the workspace root'),
     deleteNew: z.boolean().optional().describe('asof only: also delete captured files that are not in the checkpoint'),
     apply: z.boolean().optional().describe('true to write; otherwise a dry run'),
+    planId: planId.optional(),
   },
   output: operationOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  async run(ws, { target, mode, paths: raw, deleteNew, apply }) {
+  async run(ws, { target, mode, paths: raw, deleteNew, apply, planId: id }) {
     const dryRun = apply !== true;
+    const options = { dryRun, preview: dryRun, expectPlan: expectedPlan(apply, id) };
     if ((mode ?? 'asof') === 'revert' && (raw?.length || deleteNew))
       throw new CkptError('usage', 'paths and deleteNew apply to mode "asof" only; a revert undoes the whole change of one checkpoint');
     const report =
-      mode === 'revert'
-        ? await ws.revert(target, { dryRun, preview: dryRun })
-        : await ws.restore(target, { dryRun, deleteNew, paths: gatePaths(ws, raw) });
-    return operationResult(report, dryRun ? await ws.planDiff(report) : undefined);
+      mode === 'revert' ? await ws.revert(target, options) : await ws.restore(target, { ...options, deleteNew, paths: gatePaths(ws, raw) });
+    return operationResult(report, report.diff);
   },
 };
 
-const checkpointUndo: AgentTool<{ force: z.ZodOptional<z.ZodBoolean>; apply: z.ZodOptional<z.ZodBoolean> }> = {
+const checkpointUndo: AgentTool<{
+  force: z.ZodOptional<z.ZodBoolean>;
+  apply: z.ZodOptional<z.ZodBoolean>;
+  planId: z.ZodOptional<typeof planId>;
+}> = {
   name: 'checkpoint_undo',
   title: 'Undo the last restore',
   description:
-    'Reverse the last restore, revert or undo (so calling it again redoes). WITHOUT apply: true IT IS A DRY RUN that returns the plan and writes nothing. ' +
+    'Reverse the last restore, revert or undo (so calling it again redoes). WITHOUT apply: true IT IS A DRY RUN that returns the plan and a planId and writes nothing; ' +
+    'apply with apply: true and that planId. ' +
     'It refuses when files it would touch changed since the operation, unless force is true.',
   input: {
     force: z.boolean().optional().describe('undo even though files it touches changed since'),
     apply: z.boolean().optional().describe('true to write; otherwise a dry run'),
+    planId: planId.optional(),
   },
   output: operationOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  async run(ws, { force, apply }) {
+  async run(ws, { force, apply, planId: id }) {
     const dryRun = apply !== true;
-    const report = await ws.undo({ dryRun, force });
-    return operationResult(report, dryRun ? await ws.planDiff(report) : undefined);
+    const report = await ws.undo({ dryRun, force, preview: dryRun, expectPlan: expectedPlan(apply, id) });
+    return operationResult(report, report.diff);
   },
 };
 

@@ -12,6 +12,7 @@
  *   not itself planned for deletion stands in the way;
  * - unsafe paths (`..`, absolute, `.git`) are refused whatever their source.
  */
+import { createHash } from 'node:crypto';
 import { unsafePathReason } from './paths.js';
 
 export interface TreeEntry {
@@ -277,4 +278,21 @@ export function shieldUncaptured(plan: Plan, uncaptured: readonly UncapturedPath
     return { path: f.path, action: 'skip', reason: `not captured now (${reason.replaceAll('-', ' ')}); left alone` };
   });
   return changed ? { files, counts: countActions(files), leftovers: plan.leftovers } : plan;
+}
+
+/**
+ * Pure: one id for what a plan does: every path it writes, deletes or skips,
+ * with the entry it writes and the entry it replaces. A preview's id equals
+ * the applied plan's exactly when the same bytes would go over the same bytes;
+ * edits elsewhere in the workspace leave it as it is.
+ */
+export function planFingerprint(op: string, target: string, plan: Plan): string {
+  const hash = createHash('sha256').update(`${op}\0${target}\0`);
+  for (const f of plan.files) {
+    if (f.action === 'unchanged') continue;
+    hash.update(
+      `${f.path}\0${f.action}\0${f.want ? `${f.want.mode} ${f.want.oid}` : '-'}\0${f.from ? `${f.from.mode} ${f.from.oid}` : '-'}\0`,
+    );
+  }
+  return hash.digest('hex').slice(0, 16);
 }

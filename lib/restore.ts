@@ -36,12 +36,14 @@ import {
   restoreWants,
   revertWants,
   sameEntry,
+  planFingerprint,
   shieldUncaptured,
   staleUndoPaths,
   withExtraFiles,
   type ActionCounts,
   type Plan,
   type PlannedFile,
+  type TreeChange,
   type TreeEntry,
   type Want,
 } from './restore-plan.js';
@@ -55,6 +57,13 @@ import { diffTrees } from './inspect.js';
 export interface OperationOptions {
   /** Plan and print, change nothing: not the workspace, the store or the ledger. */
   dryRun?: boolean;
+  /** A dry run also returns the line diff the plan would write (`diff`), from the same capture. */
+  preview?: boolean;
+  /**
+   * The `planId` of the dry run the user agreed to: the operation refuses
+   * (`stale`, nothing written) when its plan is no longer that one.
+   */
+  expectPlan?: string;
 }
 
 export interface RestoreOptions extends OperationOptions {
@@ -79,6 +88,8 @@ export interface OperationReport {
   /** The operation's own record (null when nothing was written). */
   record: string | null;
   plan: Plan;
+  /** What the plan writes, over what, as one id: pass it back as `expectPlan` to apply exactly this plan. */
+  planId: string;
   counts: ActionCounts & { failed: number };
   failures: ApplyFailure[];
   leftovers: string[];
@@ -113,23 +124,51 @@ function refuseIfInterrupted(ctx: StoreContext): void {
   }
 }
 
-/** Capture the workspace: a guard checkpoint, or for a dry run a scratch tree that leaves the store as it was. */
-async function captureLive(ctx: StoreContext, dryRun: boolean, message: string): Promise<LiveState> {
+/**
+ * Capture the workspace and hand it to `work`: a guard checkpoint, or for a
+ * dry run a scratch tree (with its object folder, alive while `work` runs)
+ * that leaves the store as it was.
+ */
+async function withLive<T>(
+  ctx: StoreContext,
+  dryRun: boolean,
+  message: string,
+  work: (live: LiveState, objectDir?: string) => Promise<T>,
+): Promise<T> {
   if (!dryRun) {
     const result = await snapshotLocked(ctx, { kind: 'guard', message, timeBudgetMs: 0 });
     // A guard always has an id: it is the new checkpoint, or the latest when nothing changed (the store is not empty then).
-    return {
-      tree: result.tree,
-      guard: result.id!,
-      entries: await listTree(repoOf(ctx), result.tree),
-      uncaptured: result.allSkipped ?? result.skipped,
-    };
+    const entries = await listTree(repoOf(ctx), result.tree);
+    return work({ tree: result.tree, guard: result.id!, entries, uncaptured: result.allSkipped ?? result.skipped });
   }
   return withScratchCapture(ctx, async (result, objectDir) => {
-    // The tree's objects live in the scratch folder: list it before the folder goes.
     const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
-    return { tree: result.tree, guard: null, entries, uncaptured: result.allSkipped };
+    return work({ tree: result.tree, guard: null, entries, uncaptured: result.allSkipped }, objectDir);
   });
+}
+
+/** The paths a plan writes or deletes. */
+function writtenPaths(plan: Plan): string[] {
+  return plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete').map((f) => f.path);
+}
+
+/** More paths than this and a preview diffs whole trees: the list would exceed a command line, and the diff says the same. */
+const PREVIEW_MAX_PATHS = 2000;
+
+/** A dry run's preview: the line diff from the live tree to `result` over the paths the plan writes (not those it skips). */
+async function withPreview(
+  ctx: StoreContext,
+  report: OperationReport,
+  options: OperationOptions,
+  live: LiveState,
+  result: string,
+  objectDir: string | undefined,
+): Promise<OperationReport> {
+  if (!report.dryRun || !options.preview) return report;
+  const writes = writtenPaths(report.plan);
+  if (writes.length === 0) return { ...report, diff: '' };
+  const paths = writes.length <= PREVIEW_MAX_PATHS ? writes : undefined;
+  return { ...report, diff: await diffTrees(ctx.paths, live.tree, result, 'patch', false, paths, objectDir) };
 }
 
 /**
@@ -231,27 +270,40 @@ async function applyAndRecord(
   return { record: result.id ?? null, failures, written: applied.written + applied.deleted };
 }
 
+interface Planned {
+  op: OperationKind;
+  /** The checkpoint restored or reverted, or the operation record undone. */
+  target: string;
+  live: LiveState;
+  plan: Plan;
+  /** The paths a restore was limited to. */
+  paths?: string[];
+  /** A revert's checkpoints, newest first. */
+  reverted?: string[];
+}
+
 /** Run a planned operation: journal, apply, record, close. */
-async function execute(
-  ctx: StoreContext,
-  op: OperationKind,
-  target: string,
-  live: LiveState,
-  planned: Plan,
-  paths: string[] | undefined,
-  dryRun: boolean,
-  reverted?: string[],
-): Promise<OperationReport> {
-  const plan = shieldUncaptured(planned, live.uncaptured);
+async function execute(ctx: StoreContext, planned: Planned, options: OperationOptions): Promise<OperationReport> {
+  const { op, target, live, paths, reverted } = planned;
+  const dryRun = options.dryRun ?? false;
+  const plan = shieldUncaptured(planned.plan, live.uncaptured);
+  const planId = planFingerprint(op, target, plan);
   const base = {
     op,
     dryRun,
     target,
     guard: live.guard,
     plan,
+    planId,
     leftovers: plan.leftovers,
     uncaptured: live.uncaptured.slice(0, SKIPPED_KEPT),
   };
+  if (!dryRun && options.expectPlan !== undefined && options.expectPlan !== planId)
+    throw new CkptError(
+      'stale',
+      `the ${op} plan changed since its preview (files were edited since, or the checkpoints moved); nothing was written: preview it again`,
+      { planId, expected: options.expectPlan },
+    );
   if (dryRun || actionable(plan) === 0) return { ...base, record: null, counts: resultCounts(plan, []), failures: [] };
   const { restore, recreate, delete: del, unchanged, skip } = plan.counts;
   const journal: Journal = {
@@ -294,21 +346,21 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
   const selection = options.paths?.length ? options.paths : undefined;
   const targetEntries = await listTree(repoOf(ctx), target.id);
   if (selection) checkSelection(ctx.location.root, targetEntries, selection);
-  const live = await captureLive(ctx, dryRun, `guard before restore to ${short(target.id)}`);
-  const selected = (p: string) => isSelected(p, selection);
-  const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
-  const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-  const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
-  const uncapturedLeftovers = live.uncaptured.filter((s) => selected(s.path) && !targetEntries.has(s.path)).map((s) => s.path);
-  plan.leftovers = [...leftovers, ...uncapturedLeftovers].sort();
-  return execute(ctx, 'restore', target.id, live, plan, selection, dryRun);
+  return withLive(ctx, dryRun, `guard before restore to ${short(target.id)}`, async (live, objectDir) => {
+    const selected = (p: string) => isSelected(p, selection);
+    const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
+    const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+    const reconciled = reconcile({ want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
+    const uncapturedLeftovers = live.uncaptured.filter((s) => selected(s.path) && !targetEntries.has(s.path)).map((s) => s.path);
+    const plan = { ...reconciled, leftovers: [...leftovers, ...uncapturedLeftovers].sort() };
+    const report = await execute(ctx, { op: 'restore', target: target.id, live, plan, paths: selection }, options);
+    return withPreview(ctx, report, options, live, target.id, objectDir);
+  });
 }
 
 export interface RevertOptions extends OperationOptions {
   /** A conflicted text file: left as it is now (`keep`, the default) or given git's conflict markers. */
   conflict?: ConflictMode;
-  /** A dry run also returns the line diff the revert would write (`diff`). */
-  preview?: boolean;
 }
 
 /**
@@ -329,7 +381,7 @@ export async function revertLocked(
   if (versionBelow(await gitVersion(), THREE_WAY_GIT)) {
     if (targets.length > 1)
       throw new CkptError('usage', `reverting a range or a session needs git ${THREE_WAY_GIT} or newer (git merge-tree --write-tree)`);
-    return revertWhole(ctx, newest, dryRun);
+    return revertWhole(ctx, newest, options);
   }
   // Each checkpoint's own change, read once: the merge steps and the plan's labels both use it.
   const steps: RevertStep[] = [];
@@ -374,26 +426,15 @@ export async function revertLocked(
       .filter((p) => !want.has(p) && !conflicted.has(p) && !conflicts.some((c) => p.startsWith(`${c.path}/`)))
       .map((p): PlannedFile => ({ path: p, action: 'unchanged' }));
     const plan = withExtraFiles({ ...merged, files }, [...dedupe(kept), ...settled], []);
-    const report = await execute(ctx, 'revert', newest.id, live, plan, undefined, dryRun, reverted);
-    if (!dryRun || !options.preview || want.size === 0) return report;
-    // The diff of what the plan writes: not of paths it skips (an uncaptured file in the way).
-    const writes = plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete').map((f) => f.path);
-    if (writes.length === 0) return report;
-    const diff = await diffTrees(ctx.paths, live.tree, tree, 'patch', false, writes.length <= 2000 ? writes : undefined, objectDir);
-    return { ...report, diff };
+    const report = await execute(ctx, { op: 'revert', target: newest.id, live, plan, reverted }, options);
+    return withPreview(ctx, report, options, live, tree, objectDir);
   };
-  if (!dryRun)
-    return work(
-      await captureLive(
-        ctx,
-        false,
-        `guard before revert of ${short(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
-      ),
-    );
-  return withScratchCapture(ctx, async (result, objectDir) => {
-    const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
-    return work({ tree: result.tree, guard: null, entries, uncaptured: result.allSkipped }, objectDir);
-  });
+  return withLive(
+    ctx,
+    dryRun,
+    `guard before revert of ${short(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
+    work,
+  );
 }
 
 /** The git that first writes a merge's tree without a work tree. */
@@ -413,9 +454,20 @@ function dedupe(files: PlannedFile[]): PlannedFile[] {
 }
 
 /** One checkpoint, reverted path by path: a path changed since is a conflict, skipped whole (git < 2.38). */
-async function revertWhole(ctx: StoreContext, target: CheckpointRecord, dryRun: boolean): Promise<OperationReport> {
+async function revertWhole(ctx: StoreContext, target: CheckpointRecord, options: OperationOptions): Promise<OperationReport> {
   const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
-  const live = await captureLive(ctx, dryRun, `guard before revert of ${short(target.id)}`);
+  return withLive(ctx, options.dryRun ?? false, `guard before revert of ${short(target.id)}`, (live) =>
+    revertWholeLive(ctx, target, changes, live, options),
+  );
+}
+
+async function revertWholeLive(
+  ctx: StoreContext,
+  target: CheckpointRecord,
+  changes: TreeChange[],
+  live: LiveState,
+  options: OperationOptions,
+): Promise<OperationReport> {
   const { want, conflicts, unchanged } = revertWants(changes, live.entries);
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
   // Said where it matters: this git cannot keep later edits in the same file.
@@ -428,7 +480,7 @@ async function revertWhole(ctx: StoreContext, target: CheckpointRecord, dryRun: 
     [...whole, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
     [],
   );
-  return execute(ctx, 'revert', target.id, live, plan, undefined, dryRun);
+  return execute(ctx, { op: 'revert', target: target.id, live, plan }, options);
 }
 
 /** The newest restore, revert or undo record: what `undo` reverses. */
@@ -453,9 +505,20 @@ export async function undoLocked(
       : '';
     throw new CkptError('nothing', `nothing to undo: no restore, revert or undo has been recorded${note}`);
   }
-  const dryRun = options.dryRun ?? false;
   const changes = await treeChanges(repoOf(ctx), last.op.guard, last.id);
-  const live = await captureLive(ctx, dryRun, `guard before undo of ${short(last.id)}`);
+  return withLive(ctx, options.dryRun ?? false, `guard before undo of ${short(last.id)}`, async (live, objectDir) => {
+    const report = await undoLive(ctx, last, changes, live, options);
+    return withPreview(ctx, report, options, live, last.op!.guard, objectDir);
+  });
+}
+
+async function undoLive(
+  ctx: StoreContext,
+  last: CheckpointRecord,
+  changes: TreeChange[],
+  live: LiveState,
+  options: UndoOptions,
+): Promise<OperationReport> {
   const stale = staleUndoPaths(changes, live.entries);
   if (stale.length && !options.force) {
     const list = stale.slice(0, 5).join(', ');
@@ -468,7 +531,7 @@ export async function undoLocked(
   const want = new Map<string, Want>(changes.map((c) => [c.path, c.before]));
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
   const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
-  return execute(ctx, 'undo', last.id, live, plan, undefined, dryRun);
+  return execute(ctx, { op: 'undo', target: last.id, live, plan }, options);
 }
 
 export interface RecoveryReport {

@@ -195,9 +195,17 @@ const rollbackBody = z
     paths: z.array(z.string().min(1).max(4096)).max(1000).optional(),
     deleteNew: z.boolean().optional(),
     apply: z.boolean().optional(),
+    planId: z.string().max(64).optional(),
   })
   .strict();
-const undoBody = z.object({ ws: z.string().min(1).max(200), apply: z.boolean().optional(), force: z.boolean().optional() }).strict();
+const undoBody = z
+  .object({
+    ws: z.string().min(1).max(200),
+    apply: z.boolean().optional(),
+    force: z.boolean().optional(),
+    planId: z.string().max(64).optional(),
+  })
+  .strict();
 
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const env = options.env ?? process.env;
@@ -321,7 +329,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       },
       'POST /api/rollback-undo': async (_q, body) => {
         const b = checked(undoBody, body, 'body');
-        return (await tool('checkpoint_undo').run(workspaceOf(b.ws), { apply: b.apply, force: b.force } as never)).structured;
+        return (await tool('checkpoint_undo').run(workspaceOf(b.ws), { apply: b.apply, force: b.force, planId: b.planId } as never))
+          .structured;
       },
     };
 

@@ -43,9 +43,6 @@ const restoreModule = lazy(() => import('./restore.js'));
 const gcModule = lazy(() => import('./gc.js'));
 const fsckModule = lazy(() => import('./fsck.js'));
 
-/** The most paths a plan's diff names one by one. */
-const PLAN_DIFF_MAX_PATHS = 2000;
-
 /** A snapshot as a person or a harness asks for one. */
 export interface SnapshotRequest {
   message?: string;
@@ -451,31 +448,6 @@ export class Workspace {
       if (!unwritable) return diffTrees(paths, from.tree, (await captureTree(ctx)).tree, format, color, options.paths);
       return withScratchCapture(ctx, (live, objectDir) => diffTrees(paths, from.tree, live.tree, format, color, options.paths, objectDir));
     });
-  }
-
-  /**
-   * The line diff an operation's plan writes: from the live workspace to what
-   * the plan puts there, for the paths it restores, recreates or deletes (a
-   * dry run's preview; paths it skips or leaves are not in it).
-   */
-  async planDiff(report: OperationReport, format: DiffFormat = 'patch'): Promise<string> {
-    if (report.diff !== undefined) return report.diff;
-    const changing = report.plan.files.filter((f) => f.action === 'restore' || f.action === 'recreate' || f.action === 'delete');
-    if (changing.length === 0) return '';
-    const { records } = this.ledger();
-    const byId = (id: string | null | undefined) => records.find((r) => r.id === id);
-    const target = byId(report.target);
-    // What the plan writes: the target (restore), the target's parent (revert), the undone operation's guard (undo).
-    const want = report.op === 'restore' ? target : report.op === 'revert' ? byId(target?.parent) : byId(target?.op?.guard);
-    if (!want) throw new CkptError('stale', `the checkpoint the plan writes is gone from the ledger: run the dry run again`);
-    // A long list of paths would exceed the command line; the whole tree diff then says the same and more.
-    const paths = changing.length <= PLAN_DIFF_MAX_PATHS ? changing.map((f) => f.path) : undefined;
-    // Captured into a scratch index and object folder, as the dry run itself: the store stays as it was.
-    return this.exclusive((storePaths, settings) =>
-      withScratchCapture(this.context(storePaths, settings), (live, objectDir) =>
-        diffTrees(storePaths, live.tree, want.tree, format, false, paths, objectDir),
-      ),
-    );
   }
 
   /**

@@ -138,7 +138,13 @@ test('restore and undo are dry runs unless apply is true: nothing changes; appli
   t.true(revertPlan.structuredContent.dryRun);
   t.is(everything(box), before, 'dry runs wrote nothing: workspace, store and ledger are byte-identical');
 
-  const applied = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8), apply: true });
+  t.regex(plan.structuredContent.planId, /^[0-9a-f]{16}$/);
+  t.regex(plan.content[0].text, new RegExp(`planId: "${plan.structuredContent.planId}"`));
+  const applied = await call(client, 'checkpoint_restore', {
+    target: first.id.slice(0, 8),
+    apply: true,
+    planId: plan.structuredContent.planId,
+  });
   t.false(applied.structuredContent.dryRun);
   t.truthy(applied.structuredContent.guard);
   t.regex(applied.content[0].text, /checkpoint_undo with apply: true/);
@@ -149,10 +155,32 @@ test('restore and undo are dry runs unless apply is true: nothing changes; appli
   t.true(undoPlan.structuredContent.dryRun);
   t.regex(undoPlan.structuredContent.diff, /-one\n\+uncommitted work/);
   t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'one\n');
-  const undone = await call(client, 'checkpoint_undo', { apply: true });
+  const undone = await call(client, 'checkpoint_undo', { apply: true, planId: undoPlan.structuredContent.planId });
   t.falsy(undone.isError);
   t.is(workspaceState(box), content, 'undo brings back the exact state before the restore');
   t.true(ledgerLines(box).some((r) => r.kind === 'undo'));
+});
+
+test('apply writes only the plan the user saw: without a planId it is refused, and a plan changed since is refused as stale', async (t) => {
+  const box = sandbox();
+  const { first } = await history(box);
+  write(box, 'a.txt', 'uncommitted work\n');
+  const { client } = await connect(t, box);
+  const plan = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8) });
+  const planId = plan.structuredContent.planId;
+  const bare = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8), apply: true });
+  t.true(bare.isError);
+  t.regex(bare.content[0].text, /needs the planId of the dry run/);
+  // An edit elsewhere leaves the plan as it was; an edit to a file the plan writes changes it.
+  write(box, 'unrelated.txt', 'elsewhere\n');
+  const again = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8) });
+  t.is(again.structuredContent.planId, planId, 'an unrelated edit does not change the plan');
+  write(box, 'a.txt', 'edited after the preview\n');
+  const stale = await call(client, 'checkpoint_restore', { target: first.id.slice(0, 8), apply: true, planId });
+  t.true(stale.isError);
+  t.regex(stale.content[0].text, /plan changed since its preview/);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'edited after the preview\n', 'nothing was written');
+  t.false(ledgerLines(box).some((r) => r.kind === 'restore'));
 });
 
 test('bad calls are tool errors with one sentence, never a crash: unknown addresses, options as ids, hostile paths, oversized arguments', async (t) => {

@@ -172,7 +172,7 @@ test('errors: 400 for bad JSON and fields, 404 for unknown checkpoints and endpo
   // Busy: another live process holds the workspace lock.
   const lock = path.join(storeDir(box), 'lock');
   writeFileSync(lock, JSON.stringify({ pid: process.pid, host: hostname(), time: Date.now() }));
-  const busy = await post(ui, '/api/rollback', { ws, target: 'latest~1', apply: true });
+  const busy = await post(ui, '/api/rollback', { ws, target: 'latest~1', apply: true, planId: '0123456789abcdef' });
   t.is(busy.status, 409, busy.body);
   t.regex(busy.json.error, /workspace is busy/);
 });
@@ -197,13 +197,15 @@ test('restore through the API: the preview changes nothing; apply and undo round
   t.true(dry.dryRun, 'rollback without apply is a dry run too');
   t.is(`${treeState(box.ws, { skip: ['.git'] })}\n${treeState(storeDir(box), { skip: ['hook.log', 'probe.json'] })}`, before);
 
-  const applied = (await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true, apply: true })).json;
+  const applied = (
+    await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true, apply: true, planId: preview.planId })
+  ).json;
   t.false(applied.dryRun);
   t.truthy(applied.guard);
   t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'one\n');
   const undoPlan = (await post(ui, '/api/rollback-undo', { ws })).json;
   t.true(undoPlan.dryRun);
-  const undone = (await post(ui, '/api/rollback-undo', { ws, apply: true })).json;
+  const undone = (await post(ui, '/api/rollback-undo', { ws, apply: true, planId: undoPlan.planId })).json;
   t.true(undone.ok);
   t.is(workspaceState(box), content);
   t.is(treeState(path.join(box.ws, '.git')), userGit);

@@ -52,6 +52,7 @@ interface Operation {
   target: string;
   guard: string | null;
   record: string | null;
+  planId: string;
   counts: Record<string, number>;
   files: PlanFile[];
   leftovers: string[];
@@ -481,7 +482,8 @@ async function previewRestore(request: RestoreRequest, title: string): Promise<v
     }
     apply.disabled = true;
     try {
-      const done = await api<Operation>('/api/rollback', { ws: state.ws, ...request, apply: true });
+      // The plan previewed, and no other: the server refuses (409) when the files changed since.
+      const done = await api<Operation>('/api/rollback', { ws: state.ws, ...request, apply: true, planId: op.planId });
       showApplied(title, done);
     } catch (err) {
       showError(title, err);
@@ -537,7 +539,7 @@ async function previewUndo(): Promise<void> {
   apply.addEventListener('click', async () => {
     apply.disabled = true;
     try {
-      showApplied('Undo', await api<Operation>('/api/rollback-undo', { ws: state.ws, apply: true }));
+      showApplied('Undo', await api<Operation>('/api/rollback-undo', { ws: state.ws, apply: true, planId: op.planId }));
     } catch (err) {
       showError('Undo', err);
     }

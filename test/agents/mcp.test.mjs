@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { ckpt, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
+import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
 import { marker, runClaude, startClaudeServer } from './claude.mjs';
 import { configureGemini, describeRun, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
@@ -36,6 +36,11 @@ function toolResults(server, name) {
     }
   }
   return [...ids].map((id) => seen.get(id));
+}
+
+/** The planId of a dry run, as the CLI prints it. */
+async function planIdOf(box, args) {
+  return (await ckptJson(box, [...args, '--dry-run', '--json'])).planId;
 }
 
 if (claude.skip) {
@@ -74,6 +79,8 @@ if (claude.skip) {
     const r1 = await runClaude(claude.bin, box, server, `${marker('t1')} Write notes and bump the version.`);
     t.is(r1.code, 0, r1.stderr);
     t.is(readFileSync(path.join(ws, 'app.txt'), 'utf8'), 'version 2\n');
+    // The model applies the plan it was shown: the dry run's planId, which the same dry run from the CLI gives.
+    scripts.t2[2].tools[0].input.planId = await planIdOf(box, ['restore', 'turn:1', '--delete-new']);
     const r2 = await runClaude(claude.bin, box, server, `${marker('t2')} Undo everything you did in turn 1.`, { resume: true });
     t.is(r2.code, 0, r2.stderr);
     t.regex(r2.stdout, /Rewound\./);
@@ -180,7 +187,14 @@ if (gemini.skip) {
     scripts.t2.push(
       { calls: [{ name: named('checkpoint_list'), args: { limit: 10 } }] },
       { calls: [{ name: named('checkpoint_restore'), args: { target: 'turn:1', deleteNew: true } }] },
-      { calls: [{ name: named('checkpoint_restore'), args: { target: 'turn:1', deleteNew: true, apply: true } }] },
+      {
+        calls: [
+          {
+            name: named('checkpoint_restore'),
+            args: { target: 'turn:1', deleteNew: true, apply: true, planId: await planIdOf(box, ['restore', 'turn:1', '--delete-new']) },
+          },
+        ],
+      },
       { text: 'Rewound.' },
     );
     const r2 = await runGeminiTurn(gemini, box, env, `${marker('t2')} Undo everything you did in turn 1.`, { resume: true });

@@ -4,7 +4,7 @@
  * hashed here without writing an object.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ancestorsOf, unsafePathReason } from './paths.js';
 import { GITLINK, SYMLINK, type DiskFact, type DiskKind, type TreeEntry, type Want } from './restore-plan.js';
@@ -22,6 +22,30 @@ function blobId(content: Buffer): string {
   return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
 }
 
+/** Read through a buffer of this size: an uncaptured file is often one too large to hold in memory. */
+const HASH_CHUNK = 1 << 20;
+
+/** git's blob id of a file, read a chunk at a time, so memory stays bounded whatever its size. */
+function fileBlobId(full: string, size: number): string {
+  const hash = createHash('sha1').update(`blob ${size}\0`);
+  const fd = openSync(full, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  try {
+    const chunk = Buffer.allocUnsafe(Math.min(HASH_CHUNK, Math.max(1, size)));
+    let total = 0;
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+      total += n;
+    }
+    // Changed while read: no id, so it never counts as equal.
+    if (total !== size) throw new Error('file changed while hashed');
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
 /**
  * What a file or symlink on disk is as a tree entry (mode and blob id), hashed
  * here without writing any object; undefined for anything else, or when it
@@ -30,7 +54,7 @@ function blobId(content: Buffer): string {
 export function diskEntry(full: string, st: Stats): TreeEntry | undefined {
   try {
     if (st.isSymbolicLink()) return { mode: SYMLINK, oid: blobId(readlinkSync(full, { encoding: 'buffer' })) };
-    if (st.isFile()) return { mode: (st.mode & 0o100) !== 0 ? '100755' : '100644', oid: blobId(readFileSync(full)) };
+    if (st.isFile()) return { mode: (st.mode & 0o100) !== 0 ? '100755' : '100644', oid: fileBlobId(full, st.size) };
   } catch {
     /* unreadable */
   }

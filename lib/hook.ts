@@ -88,10 +88,14 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
  * Content dedup makes a hook that fires twice for one change create one
  * checkpoint. Lock wait and snapshot share the hook budget, counted from `startedAt`.
  */
-async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number): Promise<HookEventResult> {
+async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number, note: (text: string) => void): Promise<HookEventResult> {
   const settings = await ws.settings();
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
+  if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId) {
+    const failure = await codexFailure(event.transcript, event.callId, left(), note);
+    if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
+  }
   const title = turnTitle(settings, event);
   const nothing = { created: false, skipped: [], skippedCount: 0, elapsedMs: 0 };
   return ws.locked(
@@ -114,10 +118,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       if (adopt && event.session !== null) {
         const adoptedPrompt = adopt.turn === turn ? prompt : undefined;
         // Codex writes a failed command's exit code only to its transcript.
-        const failure =
-          event.agent === 'codex' && adopt.transcript && path.isAbsolute(adopt.transcript)
-            ? callFailure(adopt.transcript, adopt.callId)
-            : null;
+        const failure = event.agent === 'codex' ? await codexFailure(adopt.transcript, adopt.callId, left(), note) : null;
         const what = adopt.tool ? `${adopt.tool}${adopt.input ? `: ${adopt.input}` : ''}` : 'post';
         adopted = await snapshotLocked(ctx, {
           kind: 'post',
@@ -186,6 +187,22 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
   );
 }
 
+/** A local file's tail reads in milliseconds; a stalled mount must leave the snapshot its budget. */
+const TRANSCRIPT_WAIT_MS = 1000;
+
+/** A Codex call's failure from its transcript (the payload leaves it out), within the hook's budget. */
+async function codexFailure(
+  transcript: string | null | undefined,
+  callId: string,
+  left: number,
+  note: (text: string) => void,
+): Promise<string | null> {
+  if (!transcript || !path.isAbsolute(transcript)) return null;
+  const read = await callFailure(transcript, callId, Math.min(TRANSCRIPT_WAIT_MS, left));
+  if (read.problem) note(read.problem);
+  return read.failure;
+}
+
 /** The title a turn-start gives its turn: the prompt a person typed, unless prompts are not kept. */
 function turnTitle(settings: Pick<Settings, 'recordPrompts'>, event: HookEvent): string | null {
   return settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
@@ -234,18 +251,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       const numbered = await numberOnly(ws, store, event);
       numbering = { baseline: true, turn: numbered?.turn ?? null, step: numbered?.step ?? null };
     } else {
-      if (
-        event.agent === 'codex' &&
-        event.phase === 'post' &&
-        !event.failed &&
-        event.callId &&
-        event.transcript &&
-        path.isAbsolute(event.transcript)
-      ) {
-        const failure = callFailure(event.transcript, event.callId);
-        if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
-      }
-      const result = await recordHookEvent(ws, event, options.startedAt);
+      const result = await recordHookEvent(ws, event, options.startedAt, note);
       if (result.created) created = result.id;
       numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
       if (result.skipNote) note(`${result.skipNote} (git ckpt status lists them)`);

@@ -1,6 +1,19 @@
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
@@ -352,6 +365,65 @@ test('the hook gives up cleanly when the lock stays busy past its budget, and lo
     sleeper.kill();
     rmSync(path.join(store, 'lock'), { force: true });
   }
+});
+
+test('a Codex transcript that is a FIFO, a device, a directory or a link is never opened: the hook returns within its budget and logs why', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '0\n');
+  await ckptJson(box, ['snapshot']);
+  writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 3s\n', { flag: 'a' });
+  const fifo = path.join(box.base, 'rollout.fifo');
+  spawnSync('mkfifo', [fifo]);
+  const dir = path.join(box.base, 'rollout.dir');
+  mkdirSync(dir);
+  const link = path.join(box.base, 'rollout.link');
+  symlinkSync(fifo, link);
+  // Before the fix the hook blocked in open() until a writer came: release it, so a failing run still ends.
+  const release = setInterval(() => {
+    try {
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      /* no reader waiting */
+    }
+  }, 10_000);
+  t.teardown(() => clearInterval(release));
+  for (const [i, transcript] of [fifo, '/dev/zero', dir, link].entries()) {
+    write(box, 'a.txt', `${i + 1}\n`);
+    const started = Date.now();
+    const r = await hook(box, 'codex', 'post', {
+      session_id: 'cx',
+      turn_id: 't1',
+      transcript_path: transcript,
+      cwd: box.ws,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'false' },
+      tool_response: 'Exit code: 1',
+      tool_use_id: `call_${i}`,
+    });
+    const took = Date.now() - started;
+    t.is(r.code, 0);
+    t.true(took < 6000, `${transcript}: returned after ${took} ms`);
+    t.like(ledgerLines(box).at(-1), { call: `call_${i}`, failed: undefined }, 'the change is still captured');
+    t.true(hookLog(box).includes(`transcript ${JSON.stringify(transcript)} is not a regular file`), transcript);
+  }
+  // A huge (sparse) transcript: only its tail is read, and the failure at its end is found.
+  const huge = path.join(box.base, 'rollout.jsonl');
+  const line = `\n${JSON.stringify({ type: 'event_msg', payload: { type: 'item_completed', item: { id: 'call_huge', status: 'failed', exit_code: 4 } } })}\n`;
+  t.teardown(() => rmSync(huge, { force: true }));
+  const fd = openSync(huge, 'w');
+  writeSync(fd, line, 1024 ** 3);
+  closeSync(fd);
+  write(box, 'a.txt', 'huge\n');
+  await hook(box, 'codex', 'post', {
+    session_id: 'cx',
+    turn_id: 't1',
+    transcript_path: huge,
+    cwd: box.ws,
+    tool_name: 'Bash',
+    tool_use_id: 'call_huge',
+  });
+  t.like(ledgerLines(box).at(-1), { call: 'call_huge', failed: true, error: 'exit code 4' });
 });
 
 test('turns and steps: agent ids where given, counters where not; turn:N addresses the state before turn N', async (t) => {

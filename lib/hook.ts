@@ -18,6 +18,7 @@ import { DEFAULT_SETTINGS, type Settings } from './settings.js';
 import { callFailure } from './transcript.js';
 import { noCheckpointYet, runningBaseline } from './baseline.js';
 import { unsafePathReason } from './paths.js';
+import { locateWorkspace } from './locate.js';
 
 export interface HookRun {
   /** Exactly what to print on stdout. */
@@ -46,6 +47,50 @@ function isDirectory(dir: string | null): dir is string {
   } catch {
     return false;
   }
+}
+
+/** Whether `inner` is `outer` or below it (both absolute). */
+function within(inner: string, outer: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * Whether the hook's own working directory vouches for the workspace a payload
+ * names: it is the workspace of that directory, or inside it. Agents start
+ * their hooks in the project (or the session's cwd), and a payload's cwd
+ * follows `cd` within it. `/` and the home directory are no workspace, so
+ * they vouch for nothing.
+ */
+function vouchedByProcessCwd(workspaceRoot: string, processCwd: string): boolean {
+  try {
+    return within(workspaceRoot, locateWorkspace(processCwd).root);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The workspace an event is recorded in. The agent's project directory from
+ * its environment is trusted like the hook process itself. A directory from
+ * the payload (its cwd, Cursor's workspace_roots) is input: it is used only
+ * when the hook's working directory vouches for it or its workspace already
+ * has a store, so a payload cannot point a hook at any directory (`"cwd":"/etc"`).
+ */
+function openHookWorkspace(event: HookEvent, options: HookOptions): Workspace {
+  const open = (dir: string) => Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+  if (isDirectory(event.projectDir)) return open(event.projectDir);
+  const named = [event.workspaceRoot, event.cwd].find(isDirectory);
+  if (named) {
+    const ws = open(named);
+    if (ws.store || vouchedByProcessCwd(ws.root, options.cwd)) return ws;
+    throw new CkptError(
+      'bad-workspace',
+      `payload directory ${JSON.stringify(named)} refused: it is outside the workspace the hook runs in (${options.cwd}) and has no store yet`,
+    );
+  }
+  if (!isDirectory(options.cwd)) throw new Error('no usable workspace directory in the payload or the environment');
+  return open(options.cwd);
 }
 
 /** Append to a log file, keeping one previous generation once it passes 1 MiB. */
@@ -229,9 +274,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   let created: string | undefined;
   let numbering: Record<string, unknown> = {};
   try {
-    const dir = [event.projectDir, event.cwd, options.cwd].find(isDirectory);
-    if (!dir) throw new Error('no usable workspace directory in the payload or the environment');
-    const ws = Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+    const ws = openHookWorkspace(event, options);
     // A file path inside the workspace reads better relative to it.
     if (event.input && path.isAbsolute(event.input)) event.input = workspaceRelative(ws.root, ws.root, event.input) ?? event.input;
     // The file a tool writes, for holding it out of other events' checkpoints while a subagent writes it.

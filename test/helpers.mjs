@@ -67,8 +67,8 @@ export function shadowGit(box, args, encoding = 'utf8') {
 }
 
 export function storeDir(box) {
-  // The store root also keeps `backups/` (of agent configs hooks install rewrote): not a store.
-  const dirs = readdirSync(box.store).filter((d) => d !== 'backups');
+  // The store root also keeps `backups/` (of agent configs hooks install rewrote) and the log of hooks without a store.
+  const dirs = readdirSync(box.store).filter((d) => d !== 'backups' && !d.startsWith('hook.log'));
   if (dirs.length !== 1) throw new Error(`expected one store, found ${dirs.join(', ')}`);
   return path.join(box.store, dirs[0]);
 }

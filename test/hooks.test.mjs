@@ -8,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -424,6 +425,40 @@ test('a Codex transcript that is a FIFO, a device, a directory or a link is neve
     tool_use_id: 'call_huge',
   });
   t.like(ledgerLines(box).at(-1), { call: 'call_huge', failed: true, error: 'exit code 4' });
+});
+
+test('a payload cwd outside the workspace the hook runs in is refused unless it has a store; below it, above it in the same repository, and a known workspace are fine', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  write(box, 'sub/b.txt', '1\n');
+  const elsewhere = path.join(box.base, 'elsewhere');
+  mkdirSync(elsewhere);
+  writeFileSync(path.join(elsewhere, 'private.txt'), "not the agent's\n");
+  const post = (cwd, callId) => ({ session_id: 'cx', turn_id: 't1', cwd, tool_name: 'Bash', tool_use_id: callId });
+  const storesNow = () => readdirSync(box.store).filter((d) => d !== 'backups' && !d.startsWith('hook.log'));
+
+  const refused = await hook(box, 'codex', 'post', post(elsewhere, 'call_1'));
+  t.is(refused.code, 0);
+  t.is(refused.stdout, '');
+  t.deepEqual(existsSync(box.store) ? storesNow() : [], [], 'no store for the directory the payload named, none for the hook’s own');
+  const log = readFileSync(path.join(box.store, 'hook.log'), 'utf8').trim().split('\n');
+  t.is(log.length, 1);
+  t.regex(log[0], /no checkpoint: payload directory ".*elsewhere" refused: it is outside the workspace the hook runs in/);
+
+  // Below the hook's directory, and above it within the same repository: the hook's workspace.
+  await hook(box, 'codex', 'post', post(path.join(box.ws, 'sub'), 'call_2'));
+  t.like(ledgerLines(box).at(-1), { call: 'call_2' });
+  write(box, 'a.txt', '2\n');
+  await hook(box, 'codex', 'post', post(box.ws, 'call_3'), { cwd: path.join(box.ws, 'sub') });
+  t.like(ledgerLines(box).at(-1), { call: 'call_3' });
+  t.is(storesNow().length, 1);
+
+  // A workspace that already has a store is recorded wherever the hook runs.
+  const other = sandbox();
+  await ckptJson(other, ['snapshot'], { env: { GIT_CKPT_HOME: box.store } });
+  write(other, 'c.txt', '1\n');
+  await hook(box, 'codex', 'post', post(other.ws, 'call_4'));
+  t.is(storesNow().length, 2);
 });
 
 test('turns and steps: agent ids where given, counters where not; turn:N addresses the state before turn N', async (t) => {

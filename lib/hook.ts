@@ -134,7 +134,8 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
  * checkpoint. Lock wait and snapshot share the hook budget, counted from `startedAt`.
  */
 async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number, note: (text: string) => void): Promise<HookEventResult> {
-  const settings = await ws.settings();
+  // A new store's settings are read once it is made under the lock; that wait has the default budget.
+  const settings = await ws.settings({ lockTimeoutMs: Math.max(1, DEFAULT_SETTINGS.hookBudgetMs - (Date.now() - startedAt)) });
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
   if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId) {

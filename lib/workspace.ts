@@ -147,11 +147,13 @@ export class Workspace {
     return this.storePaths?.dir ?? storeDirFor(this.location.root, this.env);
   }
 
-  async settings(): Promise<Settings> {
+  /** The workspace's settings; `lockTimeoutMs` bounds the wait when a new store must first be made under the lock. */
+  async settings(options: { lockTimeoutMs?: number } = {}): Promise<Settings> {
     if (this.settingsCache) return this.settingsCache;
     const paths = this.ensureStore();
     // A store is created only through the lock door: parallel first hooks must not race to make it.
-    if (!existsSync(path.join(paths.gitDir, 'HEAD'))) return this.exclusive(async (_paths, settings) => settings);
+    if (!existsSync(path.join(paths.gitDir, 'HEAD')))
+      return this.exclusive(async (_paths, settings) => settings, undefined, options.lockTimeoutMs);
     this.settingsCache = await readSettings(paths, this.env);
     return this.settingsCache;
   }

@@ -15,7 +15,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
 
@@ -425,6 +425,25 @@ test('a Codex transcript that is a FIFO, a device, a directory or a link is neve
     tool_use_id: 'call_huge',
   });
   t.like(ledgerLines(box).at(-1), { call: 'call_huge', failed: true, error: 'exit code 4' });
+});
+
+test('a new store being made by another process: the hook waits for its lock within the default hook budget, not the 30 s lock timeout', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  const { storeDirFor } = await import(path.join(ROOT, 'dist', 'lib', 'store.js'));
+  // What a first snapshot in another process looks like before it has made the shadow repository.
+  const store = storeDirFor(box.ws, box.env);
+  mkdirSync(store, { recursive: true });
+  writeFileSync(path.join(store, 'workspace'), `${box.ws}\n`);
+  const sleeper = spawn('sleep', ['40']);
+  t.teardown(() => sleeper.kill());
+  writeFileSync(path.join(store, 'lock'), JSON.stringify({ pid: sleeper.pid, host: hostname(), time: Date.now() }));
+  const started = Date.now();
+  const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
+  const took = Date.now() - started;
+  t.is(r.code, 0);
+  t.true(took < 14_000, `gave up after ${took} ms`);
+  t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
 });
 
 test('a payload cwd outside the workspace the hook runs in is refused unless it has a store; below it, above it in the same repository, and a known workspace are fine', async (t) => {

@@ -27,6 +27,7 @@ async function runStatus(argv: StatusArgs): Promise<void> {
     `store:       ${report.store}`,
     `checkpoints: ${report.checkpoints} in ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}`,
     `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
+    `secrets:     never stored: ${report.secretPatterns.join(' ') || 'nothing (ckpt.secretPatterns drops every pattern)'}`,
     `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
     `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
   ];

@@ -95,6 +95,8 @@ export interface StatusReport {
   bytesOnDisk: number;
   /** The soft quota (ckpt.maxBytes) the store is held to by gc. */
   maxBytes: number;
+  /** The secret patterns in force: files matching them are never stored. */
+  secretPatterns: string[];
   latest: CheckpointRecord | null;
   /** Whether the workspace differs from the latest checkpoint (null when there is none). */
   dirty: boolean | null;
@@ -467,6 +469,7 @@ export class Workspace {
     // While the baseline holds the lock, comparing with the live workspace would wait for it.
     const live = latest && !interrupted && !baseline ? await this.captureLive() : undefined;
     const dirty = live ? live.tree !== latest!.tree : latest ? true : null;
+    const settings = this.storePaths ? await this.settings() : DEFAULT_SETTINGS;
     return {
       workspace: this.location.root,
       store: this.storeDirPath(),
@@ -474,7 +477,8 @@ export class Workspace {
       checkpoints: records.length,
       sessions: [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))],
       bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
-      maxBytes: this.storePaths ? (await this.settings()).maxBytes : DEFAULT_SETTINGS.maxBytes,
+      maxBytes: settings.maxBytes,
+      secretPatterns: settings.secretPatterns,
       latest,
       dirty,
       baseline,

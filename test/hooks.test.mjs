@@ -674,6 +674,33 @@ test('hooks install refuses a config it cannot parse and leaves it untouched; us
   t.is((await ckpt(box, ['hooks', 'install', '--agent', 'nobody'])).code, 2);
 });
 
+test('hooks install for several agents: one config that does not parse writes none; a write that fails is reported by agent next to those written', async (t) => {
+  const box = sandbox();
+  write(box, '.cursor/hooks.json', '{ broken');
+  const before = treeState(box.ws);
+  const r = await ckpt(box, ['hooks', 'install']);
+  t.is(r.code, 1);
+  t.is(r.stdout, '');
+  t.regex(r.stderr, /^git-ckpt: cursor: cannot parse .*\.cursor\/hooks\.json .*left untouched; no agent's config was written\n$/);
+  t.is(treeState(box.ws), before, 'no other agent config was created');
+  t.false(existsSync(box.store), 'and no first snapshot started');
+
+  // Claude's config exists, so it needs a backup, under a store root that cannot be created: only Claude's write fails.
+  rmSync(path.join(box.ws, '.cursor'), { recursive: true });
+  write(box, '.claude/settings.json', '{"model": "x"}\n');
+  const blocker = path.join(box.base, 'not-a-dir');
+  writeFileSync(blocker, '');
+  const partial = await ckpt(box, ['hooks', 'install', '--agent', 'claude,codex'], { env: { GIT_CKPT_HOME: path.join(blocker, 'store') } });
+  t.is(partial.code, 1);
+  t.regex(partial.stdout, /^claude +not written \(.*\): .*settings\.json\ncodex +wired \d+ events: /m);
+  t.regex(
+    partial.stderr,
+    /^git-ckpt: warning: the first snapshot was not started: cannot create store .*\ngit-ckpt: not written: claude \(.*\)\n$/,
+  );
+  t.is(readFileSync(path.join(box.ws, '.claude/settings.json'), 'utf8'), '{"model": "x"}\n');
+  t.true(existsSync(path.join(box.ws, '.codex/hooks.json')));
+});
+
 test('the shipped snippets are exactly what the installer merges, and an installed command runs the entry script', async (t) => {
   for (const agent of install.HOOK_AGENTS) {
     const shipped = JSON.parse(readFileSync(path.join(ROOT, 'hooks', `${agent}.json`), 'utf8'));

@@ -98,8 +98,10 @@ export interface StatusReport {
   /** The secret patterns in force: files matching them are never stored. */
   secretPatterns: string[];
   latest: CheckpointRecord | null;
-  /** Whether the workspace differs from the latest checkpoint (null when there is none). */
+  /** Whether the workspace differs from the latest checkpoint (null when there is none, or it was not compared). */
   dirty: boolean | null;
+  /** Why the workspace was not compared with the latest checkpoint (then `dirty` is null). */
+  notCompared: string | null;
   /** The first snapshot still being taken in the background, with its progress. */
   baseline: BaselineState | null;
   /** What the workspace holds now that no checkpoint captures (too large, secret …), first SKIPPED_KEPT of them. */
@@ -461,14 +463,31 @@ export class Workspace {
   }
 
   async status(): Promise<StatusReport> {
-    const { records, warnings } = this.ledger();
-    const latest = records.at(-1) ?? null;
     const { interruptedOperation } = await restoreModule();
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
     const baseline = this.storePaths ? (runningBaseline(this.storePaths) ?? null) : null;
-    // While the baseline holds the lock, comparing with the live workspace would wait for it.
-    const live = latest && !interrupted && !baseline ? await this.captureLive() : undefined;
-    const dirty = live ? live.tree !== latest!.tree : latest ? true : null;
+    let read = this.ledger();
+    // While the baseline holds the lock, comparing with the live workspace would wait for it; a journal's
+    // half-written state is not compared either: restore --continue or --abort settles it first.
+    const notCompared =
+      read.records.length === 0
+        ? null
+        : baseline
+          ? 'the first snapshot is still being taken in the background'
+          : interrupted
+            ? 'a restore, revert or undo was interrupted'
+            : null;
+    let live: Awaited<ReturnType<typeof captureTree>> | undefined;
+    if (read.records.length && !notCompared) {
+      // Lock, then re-read: the latest checkpoint is compared with a capture of the same moment.
+      ({ read, live } = await this.exclusive(async (paths, settings) => {
+        const locked = this.ledger();
+        return { read: locked, live: await captureTree(this.context(paths, settings)) };
+      }));
+    }
+    const { records, warnings } = read;
+    const latest = records.at(-1) ?? null;
+    const dirty = live && latest ? live.tree !== latest.tree : null;
     const settings = this.storePaths ? await this.settings() : DEFAULT_SETTINGS;
     return {
       workspace: this.location.root,
@@ -481,6 +500,7 @@ export class Workspace {
       secretPatterns: settings.secretPatterns,
       latest,
       dirty,
+      notCompared,
       baseline,
       uncaptured: live?.skipped ?? [],
       uncapturedCount: live?.skippedCount ?? 0,

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   closeSync,
   constants,
@@ -15,9 +15,9 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, holdLock, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
@@ -346,26 +346,16 @@ test('the hook gives up cleanly when the lock stays busy past its budget, and lo
   write(box, 'a.txt', '1\n');
   await ckptJson(box, ['snapshot']);
   // A live process holds the workspace lock.
-  const store = storeDir(box);
-  const sleeper = spawn('sleep', ['30']);
-  writeFileSync(
-    path.join(store, 'lock'),
-    JSON.stringify({ pid: sleeper.pid, host: (await import('node:os')).hostname(), time: Date.now() }),
-  );
-  try {
-    writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 1500ms\n', { flag: 'a' });
-    write(box, 'a.txt', '2\n');
-    const started = Date.now();
-    const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
-    const took = Date.now() - started;
-    t.is(r.code, 0);
-    t.is(r.stdout, '');
-    t.true(took < 6000, `gave up after ${took} ms`);
-    t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
-  } finally {
-    sleeper.kill();
-    rmSync(path.join(store, 'lock'), { force: true });
-  }
+  holdLock(t, storeDir(box));
+  writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 1500ms\n', { flag: 'a' });
+  write(box, 'a.txt', '2\n');
+  const started = Date.now();
+  const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
+  const took = Date.now() - started;
+  t.is(r.code, 0);
+  t.is(r.stdout, '');
+  t.true(took < 6000, `gave up after ${took} ms`);
+  t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
 });
 
 test('a Codex transcript that is a FIFO, a device, a directory or a link is never opened: the hook returns within its budget and logs why', async (t) => {
@@ -435,9 +425,7 @@ test('a new store being made by another process: the hook waits for its lock wit
   const store = storeDirFor(box.ws, box.env);
   mkdirSync(store, { recursive: true });
   writeFileSync(path.join(store, 'workspace'), `${box.ws}\n`);
-  const sleeper = spawn('sleep', ['40']);
-  t.teardown(() => sleeper.kill());
-  writeFileSync(path.join(store, 'lock'), JSON.stringify({ pid: sleeper.pid, host: hostname(), time: Date.now() }));
+  holdLock(t, store);
   const started = Date.now();
   const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
   const took = Date.now() - started;

@@ -282,3 +282,10 @@ test('twelve event streams at once: every one hears of a ledger change, and the 
   t.notRegex(stderr, /MaxListenersExceeded/);
   t.is(stderr, '');
 });
+
+test('ui --port outside 0-65535 is a usage error: one line, exit 2', async (t) => {
+  const box = sandbox();
+  const r = await ckpt(box, ['ui', '--no-open', '--port', '99999']);
+  t.is(r.code, 2);
+  t.is(r.stderr, 'git-ckpt: --port takes a port from 0 to 65535 (0: a free one), not 99999\n');
+});

@@ -468,6 +468,20 @@ test('a payload cwd outside the workspace the hook runs in is refused unless it 
   t.is(storesNow().length, 2);
 });
 
+test('git ckpt hook --help prints the help, every phase named, and records nothing', async (t) => {
+  const box = sandbox();
+  for (const args of [
+    ['hook', '--help'],
+    ['help', 'hook'],
+  ]) {
+    const r = await ckpt(box, args);
+    t.is(r.code, 0);
+    t.regex(r.stdout, /^usage: git ckpt hook /);
+    t.regex(r.stdout, /pre, post, turn-start, turn-end, session-start or subagent-end/);
+  }
+  t.false(existsSync(box.store), 'no hook ran');
+});
+
 test('turns and steps: agent ids where given, counters where not; turn:N addresses the state before turn N', async (t) => {
   let state = turns.emptySessionState();
   const seen = [];

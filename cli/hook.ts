@@ -6,7 +6,7 @@
  * a stuck hook never holds the agent.
  */
 import type { Command } from 'commander';
-import { neutralOutput } from '../lib/hook-payload.js';
+import { neutralOutput, PHASES } from '../lib/hook-payload.js';
 import { HOOK_BUDGET_CAP_MS } from '../lib/settings.js';
 
 /** More than any real payload; the rest is drained, not kept. */
@@ -66,7 +66,7 @@ export function define(command: Command): Command {
   return command
     .description('record an agent hook event from its JSON payload on stdin (always exits 0)')
     .argument('<agent>', 'claude, codex, gemini, cursor, copilot or generic')
-    .argument('<phase>', 'pre, post, turn-start, turn-end or session-start')
+    .argument('<phase>', `${PHASES.slice(0, -1).join(', ')} or ${PHASES.at(-1)}`)
     .allowUnknownOption()
     .allowExcessArguments()
     .action((agent: string, phase: string) => runHookCommand([agent, phase]));

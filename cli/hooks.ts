@@ -1,9 +1,10 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import { Argument, Option, type Command } from 'commander';
-import { HOOK_AGENTS, hookStatusWithVerdict, hookTarget, installHooks, uninstallHooks, type Scope } from '../lib/hooks-install.js';
+import { changeHooks, HOOK_AGENTS, hookStatusWithVerdict, hookTarget, type Scope } from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/locate.js';
 import { Workspace } from '../lib/workspace.js';
-import { agentsNamed, argsOf, printJson, repeatable, startDir, type GlobalArgs } from './common.js';
+import { CkptError } from '../lib/errors.js';
+import { agentsNamed, argsOf, printJson, repeatable, startDir, warn, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 
 interface HooksArgs extends GlobalArgs {
@@ -61,21 +62,37 @@ async function runHooks(argv: HooksArgs): Promise<void> {
   }
   const scope = argv.scope ?? 'project';
   const root = scope === 'project' ? projectRoot(argv) : '';
-  const results = agents.map((agent) =>
-    argv.action === 'install' ? installHooks(hookTarget(agent, scope, root)) : uninstallHooks(hookTarget(agent, scope, root)),
+  const results = changeHooks(
+    argv.action,
+    agents.map((agent) => hookTarget(agent, scope, root)),
   );
   const verdicts =
-    argv.action === 'install' ? await Promise.all(results.map(async (r) => (await hookStatusWithVerdict(r, root || null)).verdict)) : [];
+    argv.action === 'install'
+      ? await Promise.all(results.map(async (r) => (r.error ? undefined : (await hookStatusWithVerdict(r, root || null)).verdict)))
+      : [];
   // The first snapshot of a large workspace takes a while: it starts now, in the background.
-  const baseline =
-    argv.action === 'install' && scope === 'project' && results.some((r) => r.changed) ? await Workspace.open(root).startBaseline() : false;
+  let baseline = false;
+  let baselineError: string | undefined;
+  if (argv.action === 'install' && scope === 'project' && results.some((r) => r.changed)) {
+    // The configs are written by now: a store that cannot be made must not hide that report.
+    try {
+      baseline = await Workspace.open(root).startBaseline();
+    } catch (err) {
+      baselineError = (err as Error).message;
+    }
+  }
+  const failed = results.filter((r) => r.error);
+  const failure = () => new CkptError('config', `not written: ${failed.map((r) => `${r.agent} (${r.error})`).join(', ')}`);
+  if (baselineError) warn([`the first snapshot was not started: ${baselineError}`]);
   if (argv.json) {
     printJson(results.map((r, i) => ({ ...r, ...(verdicts[i] ? { verdict: verdicts[i] } : {}), ...(baseline ? { baseline: true } : {}) })));
+    if (failed.length) throw failure();
     return;
   }
   for (const [i, r] of results.entries()) {
-    const what =
-      argv.action === 'install'
+    const what = r.error
+      ? `not written (${r.error})`
+      : argv.action === 'install'
         ? r.changed
           ? `wired ${r.events.length} events`
           : 'already wired; nothing changed'
@@ -87,4 +104,5 @@ async function runHooks(argv: HooksArgs): Promise<void> {
     if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);
   }
   if (baseline) process.stdout.write('the first snapshot is being taken in the background (git ckpt status shows its progress)\n');
+  if (failed.length) throw failure();
 }

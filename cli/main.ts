@@ -7,7 +7,8 @@
  * load no parser; every other command loads the application and its own module.
  */
 const args = process.argv.slice(2);
-if (args[0] === 'hook') {
+// No agent asks for help: `hook --help` goes to the parser, which prints it.
+if (args[0] === 'hook' && !args.includes('--help') && !args.includes('-h')) {
   let hook: { runHookCommand(args: string[]): Promise<void> };
   try {
     const { createRequire } = await import('node:module');

@@ -62,7 +62,10 @@ export const REFERENCE: ReferenceSection[] = [
     rows: [
       ['ckpt.maxFileBytes (16m)', 'Larger files are not stored.'],
       ['ckpt.maxNewFiles (5000)', 'A directory that appears with more files than this is not stored.'],
-      ['ckpt.secretPatterns', 'gitignore-style patterns of files never stored (.env .env.* *.pem *.key id_rsa* id_ed25519*).'],
+      [
+        'ckpt.secretPatterns',
+        'gitignore-style patterns of files never stored, added to the defaults (.env .env.* *.pem *.key id_rsa* id_ed25519*); !PATTERN drops a default, or lets matching files be stored. git ckpt status lists the patterns in force.',
+      ],
       ['ckpt.timeBudget (15s)', 'A snapshot stops cleanly past it and keeps its progress; it always hashes at least one batch.'],
       ['ckpt.lockTimeout (30s)', 'How long to wait for another process working on the same workspace.'],
       ['ckpt.hookBudget (10s)', 'Wall-clock budget of one agent hook, lock wait included; at most 25 s.'],

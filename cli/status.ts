@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { argsOf, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { formatBytes, relativeAge, shortId, skippedLines } from './format.js';
+import type { StatusReport } from '../lib/workspace.js';
 
 interface StatusArgs extends GlobalArgs {
   json?: boolean;
@@ -12,6 +13,12 @@ export function define(command: Command): Command {
     .description('show the workspace, its store and its latest checkpoint')
     .option('--json', 'print one JSON object')
     .action((...params) => runStatus(argsOf<StatusArgs>(params)));
+}
+
+function comparison(report: StatusReport): string {
+  if (report.notCompared) return `not compared with the latest checkpoint (${report.notCompared})`;
+  if (report.dirty === null) return 'no checkpoint to compare with';
+  return report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint';
 }
 
 async function runStatus(argv: StatusArgs): Promise<void> {
@@ -27,8 +34,9 @@ async function runStatus(argv: StatusArgs): Promise<void> {
     `store:       ${report.store}`,
     `checkpoints: ${report.checkpoints} in ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}`,
     `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
+    `secrets:     never stored: ${report.secretPatterns.join(' ') || 'nothing (ckpt.secretPatterns drops every pattern)'}`,
     `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
-    `workspace:   ${report.dirty === null ? 'no checkpoint to compare with' : report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint'}`,
+    `workspace:   ${comparison(report)}`,
   ];
   if (report.baseline) {
     const b = report.baseline;

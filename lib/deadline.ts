@@ -12,6 +12,8 @@ export class Deadline {
   private armed = false;
   private expired?: CkptError;
   readonly start = Date.now();
+  /** Removed on dispose: a caller's signal outlives the snapshot and would keep one listener per snapshot. */
+  private readonly detachOuter?: () => void;
   constructor(budgetMs: number, outer?: AbortSignal) {
     if (budgetMs > 0) {
       this.timer = setTimeout(() => {
@@ -20,7 +22,12 @@ export class Deadline {
       }, budgetMs);
       this.timer.unref();
     }
-    outer?.addEventListener('abort', () => this.controller.abort(outer.reason), { once: true });
+    if (outer?.aborted) this.controller.abort(outer.reason);
+    else if (outer) {
+      const onAbort = () => this.controller.abort(outer.reason);
+      outer.addEventListener('abort', onAbort, { once: true });
+      this.detachOuter = () => outer.removeEventListener('abort', onAbort);
+    }
   }
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -38,5 +45,6 @@ export class Deadline {
   }
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
+    this.detachOuter?.();
   }
 }

@@ -19,7 +19,7 @@ import { redact } from './redact.js';
 
 const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
 type Agent = (typeof AGENTS)[number];
-const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
+export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface HookEvent {
@@ -53,8 +53,10 @@ export interface HookEvent {
   injected: boolean;
   /** The payload's own timestamp in ms: the same event delivered through two configurations shares it. */
   eventTime: number | null;
-  /** Where the agent runs: its project directory first, then the payload's cwd. */
+  /** The agent's project directory, from its environment (set by the agent, not by the payload). */
   projectDir: string | null;
+  /** Directories the payload names: its first workspace root (Cursor) and its cwd. */
+  workspaceRoot: string | null;
   cwd: string | null;
   /** Why the payload could not be used fully (empty, malformed, unknown agent …). */
   problems: string[];
@@ -262,7 +264,6 @@ export function parseHookPayload(
     str(agent === 'claude' ? env.CLAUDE_PROJECT_DIR : undefined) ??
     str(agent === 'gemini' ? env.GEMINI_PROJECT_DIR : undefined) ??
     str(agent === 'cursor' ? (env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
-    str(roots[0]) ??
     null;
   const cwd = pick(payload, 'cwd', 'workspacePath');
   const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
@@ -296,6 +297,7 @@ export function parseHookPayload(
     injected: isInjectedPrompt(prompt),
     eventTime: timestampMs(payload.timestamp),
     projectDir,
+    workspaceRoot: str(roots[0]),
     cwd,
     problems,
   };

@@ -18,6 +18,7 @@ import { DEFAULT_SETTINGS, type Settings } from './settings.js';
 import { callFailure } from './transcript.js';
 import { noCheckpointYet, runningBaseline } from './baseline.js';
 import { unsafePathReason } from './paths.js';
+import { locateWorkspace } from './locate.js';
 
 export interface HookRun {
   /** Exactly what to print on stdout. */
@@ -46,6 +47,50 @@ function isDirectory(dir: string | null): dir is string {
   } catch {
     return false;
   }
+}
+
+/** Whether `inner` is `outer` or below it (both absolute). */
+function within(inner: string, outer: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * Whether the hook's own working directory vouches for the workspace a payload
+ * names: it is the workspace of that directory, or inside it. Agents start
+ * their hooks in the project (or the session's cwd), and a payload's cwd
+ * follows `cd` within it. `/` and the home directory are no workspace, so
+ * they vouch for nothing.
+ */
+function vouchedByProcessCwd(workspaceRoot: string, processCwd: string): boolean {
+  try {
+    return within(workspaceRoot, locateWorkspace(processCwd).root);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The workspace an event is recorded in. The agent's project directory from
+ * its environment is trusted like the hook process itself. A directory from
+ * the payload (its cwd, Cursor's workspace_roots) is input: it is used only
+ * when the hook's working directory vouches for it or its workspace already
+ * has a store, so a payload cannot point a hook at any directory (`"cwd":"/etc"`).
+ */
+function openHookWorkspace(event: HookEvent, options: HookOptions): Workspace {
+  const open = (dir: string) => Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+  if (isDirectory(event.projectDir)) return open(event.projectDir);
+  const named = [event.workspaceRoot, event.cwd].find(isDirectory);
+  if (named) {
+    const ws = open(named);
+    if (ws.store || vouchedByProcessCwd(ws.root, options.cwd)) return ws;
+    throw new CkptError(
+      'bad-workspace',
+      `payload directory ${JSON.stringify(named)} refused: it is outside the workspace the hook runs in (${options.cwd}) and has no store yet`,
+    );
+  }
+  if (!isDirectory(options.cwd)) throw new Error('no usable workspace directory in the payload or the environment');
+  return open(options.cwd);
 }
 
 /** Append to a log file, keeping one previous generation once it passes 1 MiB. */
@@ -88,10 +133,15 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
  * Content dedup makes a hook that fires twice for one change create one
  * checkpoint. Lock wait and snapshot share the hook budget, counted from `startedAt`.
  */
-async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number): Promise<HookEventResult> {
-  const settings = await ws.settings();
+async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number, note: (text: string) => void): Promise<HookEventResult> {
+  // A new store's settings are read once it is made under the lock; that wait has the default budget.
+  const settings = await ws.settings({ lockTimeoutMs: Math.max(1, DEFAULT_SETTINGS.hookBudgetMs - (Date.now() - startedAt)) });
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
+  if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId) {
+    const failure = await codexFailure(event.transcript, event.callId, left(), note);
+    if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
+  }
   const title = turnTitle(settings, event);
   const nothing = { created: false, skipped: [], skippedCount: 0, elapsedMs: 0 };
   return ws.locked(
@@ -114,10 +164,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       if (adopt && event.session !== null) {
         const adoptedPrompt = adopt.turn === turn ? prompt : undefined;
         // Codex writes a failed command's exit code only to its transcript.
-        const failure =
-          event.agent === 'codex' && adopt.transcript && path.isAbsolute(adopt.transcript)
-            ? callFailure(adopt.transcript, adopt.callId)
-            : null;
+        const failure = event.agent === 'codex' ? await codexFailure(adopt.transcript, adopt.callId, left(), note) : null;
         const what = adopt.tool ? `${adopt.tool}${adopt.input ? `: ${adopt.input}` : ''}` : 'post';
         adopted = await snapshotLocked(ctx, {
           kind: 'post',
@@ -186,6 +233,22 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
   );
 }
 
+/** A local file's tail reads in milliseconds; a stalled mount must leave the snapshot its budget. */
+const TRANSCRIPT_WAIT_MS = 1000;
+
+/** A Codex call's failure from its transcript (the payload leaves it out), within the hook's budget. */
+async function codexFailure(
+  transcript: string | null | undefined,
+  callId: string,
+  left: number,
+  note: (text: string) => void,
+): Promise<string | null> {
+  if (!transcript || !path.isAbsolute(transcript)) return null;
+  const read = await callFailure(transcript, callId, Math.min(TRANSCRIPT_WAIT_MS, left));
+  if (read.problem) note(read.problem);
+  return read.failure;
+}
+
 /** The title a turn-start gives its turn: the prompt a person typed, unless prompts are not kept. */
 function turnTitle(settings: Pick<Settings, 'recordPrompts'>, event: HookEvent): string | null {
   return settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
@@ -212,9 +275,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   let created: string | undefined;
   let numbering: Record<string, unknown> = {};
   try {
-    const dir = [event.projectDir, event.cwd, options.cwd].find(isDirectory);
-    if (!dir) throw new Error('no usable workspace directory in the payload or the environment');
-    const ws = Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+    const ws = openHookWorkspace(event, options);
     // A file path inside the workspace reads better relative to it.
     if (event.input && path.isAbsolute(event.input)) event.input = workspaceRelative(ws.root, ws.root, event.input) ?? event.input;
     // The file a tool writes, for holding it out of other events' checkpoints while a subagent writes it.
@@ -234,18 +295,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       const numbered = await numberOnly(ws, store, event);
       numbering = { baseline: true, turn: numbered?.turn ?? null, step: numbered?.step ?? null };
     } else {
-      if (
-        event.agent === 'codex' &&
-        event.phase === 'post' &&
-        !event.failed &&
-        event.callId &&
-        event.transcript &&
-        path.isAbsolute(event.transcript)
-      ) {
-        const failure = callFailure(event.transcript, event.callId);
-        if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
-      }
-      const result = await recordHookEvent(ws, event, options.startedAt);
+      const result = await recordHookEvent(ws, event, options.startedAt, note);
       if (result.created) created = result.id;
       numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
       if (result.skipNote) note(`${result.skipNote} (git ckpt status lists them)`);

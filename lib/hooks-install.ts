@@ -397,30 +397,78 @@ export interface InstallResult extends HookTarget {
   changed: boolean;
   backup?: string;
   events: string[];
+  /** Why this config could not be written (the others were). */
+  error?: string;
 }
 
-export function installHooks(target: HookTarget, script = hookEntryScript(), env: NodeJS.ProcessEnv = process.env): InstallResult {
+/** What install or uninstall will do to one agent's config, worked out before anything is written. */
+interface HookChange {
+  target: HookTarget;
+  /** The content to write, `null` to remove the file (our own Copilot file with nothing else in it), undefined for no change. */
+  next?: Json | null;
+  hadFile: boolean;
+  events: string[];
+}
+
+function installChange(target: HookTarget, script: string): HookChange {
   const current = readConfig(target.file);
   const next = mergeHooks(current ?? {}, target.agent, script, target.file);
   const changed = current === undefined || JSON.stringify(next) !== JSON.stringify(current);
-  const backup = changed ? writeConfig(target.file, next, current !== undefined, env) : undefined;
-  return { ...target, changed, ...(backup ? { backup } : {}), events: wiredEvents(next, target.agent) };
+  return { target, ...(changed ? { next } : {}), hadFile: current !== undefined, events: wiredEvents(next, target.agent) };
 }
 
-export function uninstallHooks(target: HookTarget, env: NodeJS.ProcessEnv = process.env): InstallResult {
+function uninstallChange(target: HookTarget): HookChange {
   const current = readConfig(target.file);
-  if (current === undefined) return { ...target, changed: false, events: [] };
+  if (current === undefined) return { target, hadFile: false, events: [] };
   const next = removeHooks(current, target.agent, target.file);
-  if (JSON.stringify(next) === JSON.stringify(current)) return { ...target, changed: false, events: [] };
+  if (JSON.stringify(next) === JSON.stringify(current)) return { target, hadFile: true, events: [] };
   const spec = AGENT_SPECS[target.agent];
   // Our own file (Copilot's git-ckpt.json) with nothing else in it goes away.
-  if (path.basename(target.file) === 'git-ckpt.json' && Object.keys(next).every((k) => k in spec.skeleton)) {
-    const backup = backUp(target.file, env);
-    rmSync(target.file);
-    return { ...target, changed: true, backup, events: [] };
+  const empty = path.basename(target.file) === 'git-ckpt.json' && Object.keys(next).every((k) => k in spec.skeleton);
+  return { target, next: empty ? null : next, hadFile: true, events: [] };
+}
+
+function applyChange(change: HookChange, env: NodeJS.ProcessEnv): InstallResult {
+  const { target, next, hadFile, events } = change;
+  if (next === undefined) return { ...target, changed: false, events };
+  try {
+    if (next === null) {
+      const backup = backUp(target.file, env);
+      rmSync(target.file);
+      return { ...target, changed: true, backup, events };
+    }
+    const backup = writeConfig(target.file, next, hadFile, env);
+    return { ...target, changed: true, ...(backup ? { backup } : {}), events };
+  } catch (err) {
+    return { ...target, changed: false, events: [], error: (err as Error).message };
   }
-  const backup = writeConfig(target.file, next, true, env);
-  return { ...target, changed: true, ...(backup ? { backup } : {}), events: [] };
+}
+
+/**
+ * Install or uninstall for every target, all or nothing where it can be: every
+ * config is read and merged first, so one that cannot be parsed fails the whole
+ * command before any file is written. A write that fails after that (a full
+ * disk, a read-only file) is reported in its own result, next to those written.
+ */
+export function changeHooks(
+  action: 'install' | 'uninstall',
+  targets: HookTarget[],
+  env: NodeJS.ProcessEnv = process.env,
+  script = hookEntryScript(),
+): InstallResult[] {
+  const changes: HookChange[] = [];
+  const refused: { agent: HookAgent; message: string }[] = [];
+  for (const target of targets) {
+    try {
+      changes.push(action === 'install' ? installChange(target, script) : uninstallChange(target));
+    } catch (err) {
+      refused.push({ agent: target.agent, message: (err as Error).message });
+    }
+  }
+  if (refused.length === 1 && targets.length === 1) throw new CkptError('config', refused[0]!.message);
+  if (refused.length)
+    throw new CkptError('config', `${refused.map((r) => `${r.agent}: ${r.message}`).join('; ')}; no agent's config was written`);
+  return changes.map((change) => applyChange(change, env));
 }
 
 export interface HookStatus extends HookTarget {

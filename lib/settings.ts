@@ -14,7 +14,7 @@ export interface Settings {
   maxFileBytes: number;
   /** A directory that appears between two snapshots with more files than this is not stored. */
   maxNewFiles: number;
-  /** gitignore-style patterns of secret files that are never stored. */
+  /** gitignore-style patterns of secret files that are never stored: the defaults, with what ckpt.secretPatterns adds or drops. */
   secretPatterns: string[];
   /** Wall-clock budget of one snapshot (ms); 0 means none. */
   timeBudgetMs: number;
@@ -47,6 +47,23 @@ export const DEFAULT_SETTINGS: Settings = {
   maxBytes: 2 * 1024 ** 3,
   recordPrompts: true,
 };
+
+/**
+ * Pure: `ckpt.secretPatterns` applied to the patterns so far (the defaults, then
+ * each config file's value in git's order). An entry adds a pattern; `!p` drops
+ * `p` when the list has it (a default such as `!*.key`), and is otherwise kept as
+ * a gitignore negation that lets matching files be stored (`!.env.example`).
+ * Adding, not replacing: setting one pattern must not quietly store `.env`.
+ */
+function withSecretPatterns(patterns: readonly string[], value: string): string[] {
+  const next = [...patterns];
+  for (const entry of value.split(/[,\s]+/).filter(Boolean)) {
+    const dropped = entry.startsWith('!') ? next.indexOf(entry.slice(1)) : -1;
+    if (dropped >= 0) next.splice(dropped, 1);
+    else if (!next.includes(entry)) next.push(entry);
+  }
+  return next;
+}
 
 /** git's boolean syntax. */
 function parseGitBool(key: string, value: string): boolean {
@@ -95,10 +112,7 @@ export function settingsFromConfigList(listing: string): Settings {
         settings.maxNewFiles = parseGitSize('maxNewFiles', value);
         break;
       case 'secretpatterns':
-        settings.secretPatterns = value
-          .split(/[,\s]+/)
-          .map((p) => p.trim())
-          .filter(Boolean);
+        settings.secretPatterns = withSecretPatterns(settings.secretPatterns, value);
         break;
       case 'timebudget':
         settings.timeBudgetMs = parseDuration('timeBudget', value);

@@ -2,8 +2,9 @@
  * Pure: a checkpoint's metadata as `Ckpt-*` trailers of its commit message, and
  * back. The writer and the parser live together so that every field the ledger
  * keeps can be recovered by `fsck --rebuild-ledger` (a round-trip test holds
- * them to it). A trailer's value is one line: text from payloads cannot forge
- * another trailer.
+ * them to it). The message and every trailer value are flattened to one line,
+ * and only the last paragraph is read back as trailers: text from a payload or a
+ * `-m` message can neither forge another trailer nor start a trailer block.
  */
 import { LEDGER_SCHEMA, OPERATION_KINDS, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
 import { isObjectId } from './runner.js';
@@ -63,7 +64,10 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
   }
   if (!tree || !author.includes(`<${CHECKPOINT_AUTHOR.email}>`)) return undefined;
   const trailers = new Map<string, string>();
-  for (const line of body.split('\n')) {
+  // git's trailer block: the last paragraph, never the subject.
+  const paragraphs = body.replace(/\s+$/, '').split(/\n[ \t]*\n/);
+  const trailerBlock = paragraphs.length > 1 ? paragraphs.at(-1)! : '';
+  for (const line of trailerBlock.split('\n')) {
     const m = /^Ckpt-([A-Za-z-]+): (.*)$/.exec(line);
     if (m) trailers.set(m[1]!, m[2]!);
   }

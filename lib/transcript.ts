@@ -3,22 +3,37 @@
  * Codex fires PostToolUse after a shell command that failed, with only the
  * command's output: the exit code is in the session's rollout file, already
  * written when the hook runs (`item_completed` with the call's id, its status
- * and `exit_code`). Only the file's tail is read, and nothing here throws.
+ * and `exit_code`). The path comes from the payload, so it is untrusted: only a
+ * regular file is opened (a FIFO would block the open forever, a device never
+ * ends), only its tail is read, and the read is given up when the time allowed
+ * runs out. Nothing here throws.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { constants } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 
 const TAIL_BYTES = 256 * 1024;
 
-function tail(file: string): string {
-  const fd = openSync(file, 'r');
+export interface TranscriptRead {
+  /** `exit code N` or `failed`; null when the call succeeded or the transcript does not say. */
+  failure: string | null;
+  /** Why the transcript was not read (for the hook log). */
+  problem?: string;
+}
+
+async function tail(file: string): Promise<string> {
+  // lstat, then O_NOFOLLOW and O_NONBLOCK: a file swapped for a link or a FIFO after the check still cannot block us.
+  if (!(await lstat(file)).isFile()) throw new Error('is not a regular file');
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
-    const size = fstatSync(fd).size;
+    const st = await handle.stat();
+    if (!st.isFile()) throw new Error('is not a regular file');
+    const size = st.size;
     const length = Math.min(size, TAIL_BYTES);
     const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    return buffer.toString('utf8');
+    const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+    return buffer.subarray(0, bytesRead).toString('utf8');
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
@@ -48,11 +63,24 @@ export function callFailureIn(text: string, callId: string): string | null {
   return failure;
 }
 
-/** The failure of a call as the transcript file records it, or null (unknown, unreadable, succeeded). */
-export function callFailure(transcript: string, callId: string): string | null {
+/**
+ * The failure of a call as the transcript file records it, read within `withinMs`
+ * (a file on a stalled disk or network mount must not outlast the hook's budget).
+ */
+export async function callFailure(transcript: string, callId: string, withinMs: number): Promise<TranscriptRead> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`was not read within ${withinMs} ms`)), Math.max(0, withinMs));
+  });
   try {
-    return callFailureIn(tail(transcript), callId);
-  } catch {
-    return null;
+    return { failure: callFailureIn(await Promise.race([tail(transcript), late]), callId) };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // No transcript (yet) is the ordinary "the transcript does not say".
+    if (code === 'ENOENT') return { failure: null };
+    const why = code ? `cannot be read (${code})` : (err as Error).message;
+    return { failure: null, problem: `transcript ${JSON.stringify(transcript)} ${why}; the call's exit code was not read` };
+  } finally {
+    clearTimeout(timer);
   }
 }

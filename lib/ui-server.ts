@@ -334,6 +334,30 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       },
     };
 
+  /**
+   * One stat poller per ledger, shared by every open event stream: node:fs adds a
+   * listener to one watcher per file and warns past ten (two tabs that reconnect).
+   */
+  const ledgerListeners = new Map<string, Set<() => void>>();
+  const startWatching = (ledger: string): Set<() => void> => {
+    const listeners = new Set<() => void>();
+    ledgerListeners.set(ledger, listeners);
+    watchFile(ledger, { interval: LEDGER_POLL_MS, persistent: false }, () => {
+      for (const listener of listeners) listener();
+    });
+    return listeners;
+  };
+  const watchLedger = (ledger: string, onChange: () => void): (() => void) => {
+    const listeners = ledgerListeners.get(ledger) ?? startWatching(ledger);
+    listeners.add(onChange);
+    return () => {
+      listeners.delete(onChange);
+      if (listeners.size > 0) return;
+      ledgerListeners.delete(ledger);
+      unwatchFile(ledger);
+    };
+  };
+
   /** Server-sent events: `ledger` whenever the workspace's ledger changes (a stat every half second). */
   const events = (q: URLSearchParams, req: http.IncomingMessage, res: http.ServerResponse) => {
     const ws = workspaceOf(q.get('ws'));
@@ -355,12 +379,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       last = now;
       res.write(`event: ledger\ndata: ${JSON.stringify({ stamp: now })}\n\n`);
     };
-    watchFile(ledger, { interval: LEDGER_POLL_MS, persistent: false }, onChange);
+    const unwatch = watchLedger(ledger, onChange);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     keepAlive.unref();
     req.on('close', () => {
       clearInterval(keepAlive);
-      unwatchFile(ledger, onChange);
+      unwatch();
     });
   };
 

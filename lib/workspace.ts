@@ -92,9 +92,13 @@ export interface StatusReport {
   bytesOnDisk: number;
   /** The soft quota (ckpt.maxBytes) the store is held to by gc. */
   maxBytes: number;
+  /** The secret patterns in force: files matching them are never stored. */
+  secretPatterns: string[];
   latest: CheckpointRecord | null;
-  /** Whether the workspace differs from the latest checkpoint (null when there is none). */
+  /** Whether the workspace differs from the latest checkpoint (null when there is none, or it was not compared). */
   dirty: boolean | null;
+  /** Why the workspace was not compared with the latest checkpoint (then `dirty` is null). */
+  notCompared: string | null;
   /** The first snapshot still being taken in the background, with its progress. */
   baseline: BaselineState | null;
   /** What the workspace holds now that no checkpoint captures (too large, secret …), first SKIPPED_KEPT of them. */
@@ -144,11 +148,13 @@ export class Workspace {
     return this.storePaths?.dir ?? storeDirFor(this.location.root, this.env);
   }
 
-  async settings(): Promise<Settings> {
+  /** The workspace's settings; `lockTimeoutMs` bounds the wait when a new store must first be made under the lock. */
+  async settings(options: { lockTimeoutMs?: number } = {}): Promise<Settings> {
     if (this.settingsCache) return this.settingsCache;
     const paths = this.ensureStore();
     // A store is created only through the lock door: parallel first hooks must not race to make it.
-    if (!existsSync(path.join(paths.gitDir, 'HEAD'))) return this.exclusive(async (_paths, settings) => settings);
+    if (!existsSync(path.join(paths.gitDir, 'HEAD')))
+      return this.exclusive(async (_paths, settings) => settings, undefined, options.lockTimeoutMs);
     this.settingsCache = await readSettings(paths, this.env);
     return this.settingsCache;
   }
@@ -455,24 +461,37 @@ export class Workspace {
    * large, secret …), without a checkpoint, compared under the same lock with
    * the ledger's latest record; into a scratch index when the store cannot be written.
    */
-  private captureForStatus(): Promise<{ live: Awaited<ReturnType<typeof captureTree>>; latest: CheckpointRecord | null }> {
+  private captureForStatus(): Promise<{ live: Awaited<ReturnType<typeof captureTree>>; read: LedgerRead }> {
     return this.readDoor(async (paths, settings, unwritable) => {
       const ctx = this.context(paths, settings);
+      // Lock, then re-read: the latest checkpoint is compared with a capture of the same moment.
+      const read = this.ledger();
       const live = unwritable ? await withScratchCapture(ctx, async (result) => result) : await captureTree(ctx);
-      return { live, latest: readLedger(paths.ledger).records.at(-1) ?? null };
+      return { live, read };
     });
   }
 
   async status(): Promise<StatusReport> {
-    const { records, warnings } = this.ledger();
-    const latest = records.at(-1) ?? null;
     const { interruptedOperation } = await restoreModule();
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
     const baseline = this.storePaths ? (runningBaseline(this.storePaths) ?? null) : null;
-    // While the baseline holds the lock, comparing with the live workspace would wait for it.
-    const compared = latest && !interrupted && !baseline ? await this.captureForStatus() : undefined;
-    const live = compared?.live;
-    const dirty = compared ? compared.live.tree !== compared.latest?.tree : latest ? true : null;
+    let read = this.ledger();
+    // While the baseline holds the lock, comparing with the live workspace would wait for it; a journal's
+    // half-written state is not compared either: restore --continue or --abort settles it first.
+    const notCompared =
+      read.records.length === 0
+        ? null
+        : baseline
+          ? 'the first snapshot is still being taken in the background'
+          : interrupted
+            ? 'a restore, revert or undo was interrupted'
+            : null;
+    let live: Awaited<ReturnType<typeof captureTree>> | undefined;
+    if (read.records.length && !notCompared) ({ read, live } = await this.captureForStatus());
+    const { records, warnings } = read;
+    const latest = records.at(-1) ?? null;
+    const dirty = live && latest ? live.tree !== latest.tree : null;
+    const settings = this.storePaths ? await this.settings() : DEFAULT_SETTINGS;
     return {
       workspace: this.location.root,
       store: this.storeDirPath(),
@@ -480,9 +499,11 @@ export class Workspace {
       checkpoints: records.length,
       sessions: [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))],
       bytesOnDisk: this.storePaths ? dirSize(this.storePaths.dir) : 0,
-      maxBytes: this.storePaths ? (await this.settings()).maxBytes : DEFAULT_SETTINGS.maxBytes,
+      maxBytes: settings.maxBytes,
+      secretPatterns: settings.secretPatterns,
       latest,
       dirty,
+      notCompared,
       baseline,
       uncaptured: live?.skipped ?? [],
       uncapturedCount: live?.skippedCount ?? 0,

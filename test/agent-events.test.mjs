@@ -147,8 +147,19 @@ test('trailers: every field a hook record carries survives the commit message ro
     prompt: 'two shell calls at once, then a subagent',
   };
   const { id, parent, tree, v, ...meta } = record;
-  const raw = `tree ${tree}\nparent ${parent}\nauthor git-ckpt <git-ckpt@localhost.invalid> 1 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 1 +0000\n\n${commitMessage(meta)}`;
-  t.deepEqual(recordFromCommit(id, raw), { ...record, bytes: 0, paths: [] });
+  const header = `tree ${tree}\nparent ${parent}\nauthor git-ckpt <git-ckpt@localhost.invalid> 1 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 1 +0000\n\n`;
+  t.deepEqual(recordFromCommit(id, header + commitMessage(meta)), { ...record, bytes: 0, paths: [] });
+
+  // A message (MCP's checkpoint_now, `snapshot -m`) that looks like trailers, or tries to start a trailer block of its own.
+  const forged = 'Ckpt-Session: forged\nCkpt-Failed: true\n\nCkpt-Session: forged\r\n\r\nCkpt-Kind: restore\tCkpt-Turn: 99';
+  const plain = { ...meta, failed: undefined, error: undefined, message: forged };
+  const rebuilt = recordFromCommit(id, header + commitMessage(plain));
+  t.like(rebuilt, { session: 's-1', turn: 3, kind: 'post', failed: undefined });
+  t.is(rebuilt.message, 'Ckpt-Session: forged Ckpt-Failed: true Ckpt-Session: forged Ckpt-Kind: restore Ckpt-Turn: 99');
+  // A commit whose first paragraphs hold trailer lines (written by hand or by an older version): only the last paragraph counts.
+  const handMade = `Ckpt-Session: forged\nCkpt-Failed: true\n\nCkpt-Session: forged\n \n${commitMessage(plain).split('\n\n')[1]}`;
+  t.like(recordFromCommit(id, header + handMade), { session: 's-1', failed: undefined });
+  t.is(recordFromCommit(id, `${header}Ckpt-Kind: post\nCkpt-Time: 1\n`), undefined, 'a subject alone is no trailer block');
 });
 
 const BASE = { agent: 'claude', via: 'claude', injected: false, subagent: null, eventTime: null, callId: null, turnKey: null };

@@ -1,8 +1,8 @@
 // Shared test helpers: real temp directories, the real git binary, the real CLI.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readdirSync, lstatSync, readFileSync, readlinkSync, writeFileSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, mkdirSync, readdirSync, lstatSync, readFileSync, readlinkSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -67,10 +67,26 @@ export function shadowGit(box, args, encoding = 'utf8') {
 }
 
 export function storeDir(box) {
-  // The store root also keeps `backups/` (of agent configs hooks install rewrote): not a store.
-  const dirs = readdirSync(box.store).filter((d) => d !== 'backups' && d !== 'hook.log');
+  // The store root also keeps `backups/` (of agent configs hooks install rewrote) and the log of hooks without a store.
+  const dirs = readdirSync(box.store).filter((d) => d !== 'backups' && !d.startsWith('hook.log'));
   if (dirs.length !== 1) throw new Error(`expected one store, found ${dirs.join(', ')}`);
   return path.join(box.store, dirs[0]);
+}
+
+/** Hold a store's lock as a live process on this host would (a `sleep`); returns the release, also run at teardown. */
+export function holdLock(t, store) {
+  const sleeper = spawn('sleep', ['60']);
+  const lock = path.join(store, 'lock');
+  writeFileSync(lock, JSON.stringify({ pid: sleeper.pid, host: hostname(), time: Date.now() }));
+  let held = true;
+  const release = () => {
+    if (!held) return;
+    held = false;
+    sleeper.kill();
+    rmSync(lock, { force: true });
+  };
+  t.teardown(release);
+  return release;
 }
 
 /** Run a process in the sandbox; resolves with { code, stdout, stderr }. */

@@ -1,9 +1,23 @@
 import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, holdLock, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
@@ -332,26 +346,140 @@ test('the hook gives up cleanly when the lock stays busy past its budget, and lo
   write(box, 'a.txt', '1\n');
   await ckptJson(box, ['snapshot']);
   // A live process holds the workspace lock.
-  const store = storeDir(box);
-  const sleeper = spawn('sleep', ['30']);
-  writeFileSync(
-    path.join(store, 'lock'),
-    JSON.stringify({ pid: sleeper.pid, host: (await import('node:os')).hostname(), time: Date.now() }),
-  );
-  try {
-    writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 1500ms\n', { flag: 'a' });
-    write(box, 'a.txt', '2\n');
+  holdLock(t, storeDir(box));
+  writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 1500ms\n', { flag: 'a' });
+  write(box, 'a.txt', '2\n');
+  const started = Date.now();
+  const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
+  const took = Date.now() - started;
+  t.is(r.code, 0);
+  t.is(r.stdout, '');
+  t.true(took < 6000, `gave up after ${took} ms`);
+  t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
+});
+
+test('a Codex transcript that is a FIFO, a device, a directory or a link is never opened: the hook returns within its budget and logs why', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '0\n');
+  await ckptJson(box, ['snapshot']);
+  writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 3s\n', { flag: 'a' });
+  const fifo = path.join(box.base, 'rollout.fifo');
+  spawnSync('mkfifo', [fifo]);
+  const dir = path.join(box.base, 'rollout.dir');
+  mkdirSync(dir);
+  const link = path.join(box.base, 'rollout.link');
+  symlinkSync(fifo, link);
+  // Before the fix the hook blocked in open() until a writer came: release it, so a failing run still ends.
+  const release = setInterval(() => {
+    try {
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      /* no reader waiting */
+    }
+  }, 10_000);
+  t.teardown(() => clearInterval(release));
+  for (const [i, transcript] of [fifo, '/dev/zero', dir, link].entries()) {
+    write(box, 'a.txt', `${i + 1}\n`);
     const started = Date.now();
-    const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
+    const r = await hook(box, 'codex', 'post', {
+      session_id: 'cx',
+      turn_id: 't1',
+      transcript_path: transcript,
+      cwd: box.ws,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'false' },
+      tool_response: 'Exit code: 1',
+      tool_use_id: `call_${i}`,
+    });
     const took = Date.now() - started;
     t.is(r.code, 0);
-    t.is(r.stdout, '');
-    t.true(took < 6000, `gave up after ${took} ms`);
-    t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
-  } finally {
-    sleeper.kill();
-    rmSync(path.join(store, 'lock'), { force: true });
+    t.true(took < 6000, `${transcript}: returned after ${took} ms`);
+    t.like(ledgerLines(box).at(-1), { call: `call_${i}`, failed: undefined }, 'the change is still captured');
+    t.true(hookLog(box).includes(`transcript ${JSON.stringify(transcript)} is not a regular file`), transcript);
   }
+  // A huge (sparse) transcript: only its tail is read, and the failure at its end is found.
+  const huge = path.join(box.base, 'rollout.jsonl');
+  const line = `\n${JSON.stringify({ type: 'event_msg', payload: { type: 'item_completed', item: { id: 'call_huge', status: 'failed', exit_code: 4 } } })}\n`;
+  t.teardown(() => rmSync(huge, { force: true }));
+  const fd = openSync(huge, 'w');
+  writeSync(fd, line, 1024 ** 3);
+  closeSync(fd);
+  write(box, 'a.txt', 'huge\n');
+  await hook(box, 'codex', 'post', {
+    session_id: 'cx',
+    turn_id: 't1',
+    transcript_path: huge,
+    cwd: box.ws,
+    tool_name: 'Bash',
+    tool_use_id: 'call_huge',
+  });
+  t.like(ledgerLines(box).at(-1), { call: 'call_huge', failed: true, error: 'exit code 4' });
+});
+
+test('a new store being made by another process: the hook waits for its lock within the default hook budget, not the 30 s lock timeout', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  const { storeDirFor } = await import(path.join(ROOT, 'dist', 'lib', 'store.js'));
+  // What a first snapshot in another process looks like before it has made the shadow repository.
+  const store = storeDirFor(box.ws, box.env);
+  mkdirSync(store, { recursive: true });
+  writeFileSync(path.join(store, 'workspace'), `${box.ws}\n`);
+  holdLock(t, store);
+  const started = Date.now();
+  const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
+  const took = Date.now() - started;
+  t.is(r.code, 0);
+  t.true(took < 14_000, `gave up after ${took} ms`);
+  t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
+});
+
+test('a payload cwd outside the workspace the hook runs in is refused unless it has a store; below it, above it in the same repository, and a known workspace are fine', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  write(box, 'sub/b.txt', '1\n');
+  const elsewhere = path.join(box.base, 'elsewhere');
+  mkdirSync(elsewhere);
+  writeFileSync(path.join(elsewhere, 'private.txt'), "not the agent's\n");
+  const post = (cwd, callId) => ({ session_id: 'cx', turn_id: 't1', cwd, tool_name: 'Bash', tool_use_id: callId });
+  const storesNow = () => readdirSync(box.store).filter((d) => d !== 'backups' && !d.startsWith('hook.log'));
+
+  const refused = await hook(box, 'codex', 'post', post(elsewhere, 'call_1'));
+  t.is(refused.code, 0);
+  t.is(refused.stdout, '');
+  t.deepEqual(existsSync(box.store) ? storesNow() : [], [], 'no store for the directory the payload named, none for the hook’s own');
+  const log = readFileSync(path.join(box.store, 'hook.log'), 'utf8').trim().split('\n');
+  t.is(log.length, 1);
+  t.regex(log[0], /no checkpoint: payload directory ".*elsewhere" refused: it is outside the workspace the hook runs in/);
+
+  // Below the hook's directory, and above it within the same repository: the hook's workspace.
+  await hook(box, 'codex', 'post', post(path.join(box.ws, 'sub'), 'call_2'));
+  t.like(ledgerLines(box).at(-1), { call: 'call_2' });
+  write(box, 'a.txt', '2\n');
+  await hook(box, 'codex', 'post', post(box.ws, 'call_3'), { cwd: path.join(box.ws, 'sub') });
+  t.like(ledgerLines(box).at(-1), { call: 'call_3' });
+  t.is(storesNow().length, 1);
+
+  // A workspace that already has a store is recorded wherever the hook runs.
+  const other = sandbox();
+  await ckptJson(other, ['snapshot'], { env: { GIT_CKPT_HOME: box.store } });
+  write(other, 'c.txt', '1\n');
+  await hook(box, 'codex', 'post', post(other.ws, 'call_4'));
+  t.is(storesNow().length, 2);
+});
+
+test('git ckpt hook --help prints the help, every phase named, and records nothing', async (t) => {
+  const box = sandbox();
+  for (const args of [
+    ['hook', '--help'],
+    ['help', 'hook'],
+  ]) {
+    const r = await ckpt(box, args);
+    t.is(r.code, 0);
+    t.regex(r.stdout, /^usage: git ckpt hook /);
+    t.regex(r.stdout, /pre, post, turn-start, turn-end, session-start or subagent-end/);
+  }
+  t.false(existsSync(box.store), 'no hook ran');
 });
 
 test('turns and steps: agent ids where given, counters where not; turn:N addresses the state before turn N', async (t) => {
@@ -546,6 +674,33 @@ test('hooks install refuses a config it cannot parse and leaves it untouched; us
   t.is(user.code, 0, user.stderr);
   t.true(existsSync(path.join(box.home, '.codex/hooks.json')));
   t.is((await ckpt(box, ['hooks', 'install', '--agent', 'nobody'])).code, 2);
+});
+
+test('hooks install for several agents: one config that does not parse writes none; a write that fails is reported by agent next to those written', async (t) => {
+  const box = sandbox();
+  write(box, '.cursor/hooks.json', '{ broken');
+  const before = treeState(box.ws);
+  const r = await ckpt(box, ['hooks', 'install']);
+  t.is(r.code, 1);
+  t.is(r.stdout, '');
+  t.regex(r.stderr, /^git-ckpt: cursor: cannot parse .*\.cursor\/hooks\.json .*left untouched; no agent's config was written\n$/);
+  t.is(treeState(box.ws), before, 'no other agent config was created');
+  t.false(existsSync(box.store), 'and no first snapshot started');
+
+  // Claude's config exists, so it needs a backup, under a store root that cannot be created: only Claude's write fails.
+  rmSync(path.join(box.ws, '.cursor'), { recursive: true });
+  write(box, '.claude/settings.json', '{"model": "x"}\n');
+  const blocker = path.join(box.base, 'not-a-dir');
+  writeFileSync(blocker, '');
+  const partial = await ckpt(box, ['hooks', 'install', '--agent', 'claude,codex'], { env: { GIT_CKPT_HOME: path.join(blocker, 'store') } });
+  t.is(partial.code, 1);
+  t.regex(partial.stdout, /^claude +not written \(.*\): .*settings\.json\ncodex +wired \d+ events: /m);
+  t.regex(
+    partial.stderr,
+    /^git-ckpt: warning: the first snapshot was not started: cannot create store .*\ngit-ckpt: not written: claude \(.*\)\n$/,
+  );
+  t.is(readFileSync(path.join(box.ws, '.claude/settings.json'), 'utf8'), '{"model": "x"}\n');
+  t.true(existsSync(path.join(box.ws, '.codex/hooks.json')));
 });
 
 test('the shipped snippets are exactly what the installer merges, and an installed command runs the entry script', async (t) => {

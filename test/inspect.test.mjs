@@ -1,7 +1,7 @@
 import test from 'ava';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, sandbox, write } from './helpers.mjs';
+import { ckpt, ckptJson, holdLock, sandbox, storeDir, write } from './helpers.mjs';
 
 async function history() {
   const box = sandbox();
@@ -150,4 +150,44 @@ test('status: workspace, store, counts, sessions, disk use, latest and whether t
   t.is(none.checkpoints, 0);
   t.is(none.latest, null);
   t.is(none.dirty, null);
+});
+
+test('status says "not compared" while the first snapshot runs or a restore is interrupted, and never claims a change it did not check', async (t) => {
+  const { box } = await history();
+  const store = storeDir(box);
+  // A first snapshot running in the background (its heartbeat is fresh, its process alive).
+  const release = holdLock(t, store);
+  const lock = JSON.parse(readFileSync(path.join(store, 'lock'), 'utf8'));
+  const beat = { pid: lock.pid, host: lock.host, started: Date.now(), hashed: 1, total: 9, updated: Date.now() };
+  writeFileSync(path.join(store, 'baseline.json'), JSON.stringify(beat));
+  const during = await ckptJson(box, ['status']);
+  t.is(during.dirty, null);
+  t.is(during.notCompared, 'the first snapshot is still being taken in the background');
+  t.regex((await ckpt(box, ['status'])).stdout, /^workspace: +not compared with the latest checkpoint \(the first snapshot/m);
+  release();
+  rmSync(path.join(store, 'baseline.json'));
+  // A journal left by an interrupted restore (here an unreadable one).
+  writeFileSync(path.join(store, 'journal.json'), '{"torn');
+  const interrupted = await ckptJson(box, ['status']);
+  t.like(interrupted, { dirty: null, notCompared: 'a restore, revert or undo was interrupted' });
+  rmSync(path.join(store, 'journal.json'));
+  t.like(await ckptJson(box, ['status']), { dirty: false, notCompared: null });
+});
+
+test('status reads the ledger under the lock it captures with: a checkpoint made while it waited is the one it compares', async (t) => {
+  const { box } = await history();
+  const store = storeDir(box);
+  const ledger = path.join(store, 'ledger.jsonl');
+  const older = readFileSync(ledger, 'utf8');
+  write(box, 'a.txt', 'newest\n');
+  const newest = await ckptJson(box, ['snapshot']);
+  const full = readFileSync(ledger, 'utf8');
+  // The ledger as it was before the newest checkpoint, while another process holds the lock and writes it.
+  writeFileSync(ledger, older);
+  const release = holdLock(t, store);
+  const status = ckptJson(box, ['status']);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  writeFileSync(ledger, full);
+  release();
+  t.like(await status, { latest: newest.id, dirty: false });
 });

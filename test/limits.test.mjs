@@ -59,6 +59,22 @@ test('secret-named files are never stored', async (t) => {
   t.true(r.skipped.every((s) => s.reason === 'secret'));
 });
 
+test('ckpt.secretPatterns adds to the default patterns, a !pattern drops one or lets files through, and status lists them', async (t) => {
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.secretPatterns', '*.token, !*.key']);
+  for (const f of ['.env', '.env.local', '.env.example', 'api.token', 'tls.key', 'server.pem']) write(box, f, 'TOKEN=hunter2\n');
+  await ckptJson(box, ['snapshot', '-m', 'first']);
+  sh(box, ['config', '--file', path.join(storeDir(box), 'config'), 'ckpt.secretPatterns', '!.env.example']);
+  write(box, 'a.txt', 'changed\n');
+  const r = await ckptJson(box, ['snapshot']);
+  t.deepEqual([...lsTree(box, r.id).keys()].sort(), ['.env.example', 'a.txt', 'tls.key']);
+  t.deepEqual(r.skipped.map((s) => s.path).sort(), ['.env', '.env.local', 'api.token', 'server.pem']);
+  const status = await ckptJson(box, ['status']);
+  t.deepEqual(status.secretPatterns, ['.env', '.env.*', '*.pem', 'id_rsa*', 'id_ed25519*', '*.token', '!.env.example']);
+  const text = await ckpt(box, ['status']);
+  t.regex(text.stdout, /^secrets: +never stored: \.env \.env\.\* \*\.pem id_rsa\* id_ed25519\* \*\.token !\.env\.example$/m);
+});
+
 test('a directory that appears between snapshots with more than maxNewFiles files is not stored; the first snapshot is exempt', async (t) => {
   const box = sandbox();
   sh(box, ['config', '--global', 'ckpt.maxNewFiles', '10']);

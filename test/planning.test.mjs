@@ -104,12 +104,13 @@ test('capture plan: new directories over the limit are skipped whole, others are
 
 test('settings: git sizes and durations, defaults, bad values', (t) => {
   const s = lib.settingsFromConfigList(
-    'user.name\nX\0ckpt.maxfilebytes\n32m\0ckpt.maxnewfiles\n2k\0ckpt.timebudget\n1500ms\0ckpt.secretpatterns\n*.pem, .env\0ckpt.futurekey\nwhatever\0',
+    'user.name\nX\0ckpt.maxfilebytes\n32m\0ckpt.maxnewfiles\n2k\0ckpt.timebudget\n1500ms\0ckpt.secretpatterns\n*.token, !*.key\0ckpt.secretpatterns\n!.env.example *.pem\0ckpt.futurekey\nwhatever\0',
   );
   t.is(s.maxFileBytes, 32 * 1024 * 1024);
   t.is(s.maxNewFiles, 2048);
   t.is(s.timeBudgetMs, 1500);
-  t.deepEqual(s.secretPatterns, ['*.pem', '.env']);
+  // Each value adds to the defaults (the global config's, then the store's): `!` drops a pattern the list has, else negates.
+  t.deepEqual(s.secretPatterns, ['.env', '.env.*', '*.pem', 'id_rsa*', 'id_ed25519*', '*.token', '!.env.example']);
   t.is(lib.settingsFromConfigList('ckpt.timebudget\n20\0').timeBudgetMs, 20_000);
   t.deepEqual(lib.settingsFromConfigList(''), lib.DEFAULT_SETTINGS);
   t.throws(() => lib.settingsFromConfigList('ckpt.maxfilebytes\nlots\0'), { message: /bad value for ckpt.maxFileBytes/ });

@@ -1,7 +1,10 @@
 import test from 'ava';
+import { getEventListeners } from 'node:events';
 import { existsSync, readdirSync, rmSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write } from './helpers.mjs';
+
+const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
 
 test('first snapshot captures the workspace; a second with no change creates nothing', async (t) => {
   const box = sandbox();
@@ -176,4 +179,19 @@ test('works as a git subcommand: `git ckpt` finds git-ckpt on PATH', async (t) =
   t.true(JSON.parse(r.stdout).created);
   const fromOutside = sh(box, ['-C', box.ws, 'ckpt', 'log', '--oneline'], { env, cwd: box.base });
   t.regex(fromOutside.stdout, /^[0-9a-f]{8} /);
+});
+
+test('a caller’s AbortSignal: many snapshots leave no listener on it, and one already aborted stops the next at once', async (t) => {
+  const box = sandbox();
+  const ws = Workspace.open(box.ws, { env: box.env });
+  const caller = new AbortController();
+  for (let i = 0; i < 12; i++) {
+    write(box, 'a.txt', `${i}\n`);
+    t.true((await ws.snapshot({ signal: caller.signal })).created);
+  }
+  t.is(getEventListeners(caller.signal, 'abort').length, 0);
+  caller.abort(new Error('the caller gave up'));
+  write(box, 'a.txt', 'after the abort\n');
+  await t.throwsAsync(ws.snapshot({ signal: caller.signal }), { message: /the caller gave up/ });
+  t.is(ledgerLines(box).length, 12);
 });

@@ -8,7 +8,7 @@ import http from 'node:http';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { CLI, ckptJson, sandbox, startUi, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { CLI, ckpt, ckptJson, sandbox, startUi, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** One raw request (any Host, Origin, body): resolves with { status, headers, body, json }. */
 function request(ui, method, pathname, { headers = {}, body } = {}) {
@@ -257,4 +257,37 @@ test('live: a hook firing while the page is open shows as a ledger event and in 
   const page = (await get(ui, `/api/timeline?ws=${ws}&limit=1`)).json;
   t.is(page.records[0].session, 'sess-live');
   t.deepEqual(page.records[0].paths, [{ status: 'A', path: 'by-agent.txt' }]);
+});
+
+test('twelve event streams at once: every one hears of a ledger change, and the server prints no listener warning', async (t) => {
+  const box = sandbox();
+  await history(box);
+  const ui = await startUi(t, box);
+  let stderr = '';
+  ui.child.stderr.on('data', (d) => (stderr += d));
+  const ws = (await get(ui, '/api/summary')).json.current;
+  const streams = Array.from({ length: 12 }, () =>
+    http.get({ host: '127.0.0.1', port: ui.port, path: `/api/events?ws=${ws}`, headers: authed(ui) }),
+  );
+  t.teardown(() => {
+    for (const s of streams) s.destroy();
+  });
+  const texts = streams.map(() => '');
+  for (const [i, s] of streams.entries()) s.on('response', (res) => res.on('data', (d) => (texts[i] += d)));
+  const heard = async (pattern) => {
+    while (!texts.every((text) => pattern.test(text))) await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+  await heard(/event: hello/);
+  write(box, 'c.txt', 'new\n');
+  await ckptJson(box, ['snapshot']);
+  await heard(/event: ledger/);
+  t.notRegex(stderr, /MaxListenersExceeded/);
+  t.is(stderr, '');
+});
+
+test('ui --port outside 0-65535 is a usage error: one line, exit 2', async (t) => {
+  const box = sandbox();
+  const r = await ckpt(box, ['ui', '--no-open', '--port', '99999']);
+  t.is(r.code, 2);
+  t.is(r.stderr, 'git-ckpt: --port takes a port from 0 to 65535 (0: a free one), not 99999\n');
 });

@@ -100,6 +100,16 @@ export function printRecovery(r: RecoveryReport, json: boolean): void {
   }
   const out: string[] = [];
   const done = r.entries - r.leftAlone.length;
+  if (r.dryRun) {
+    out.push(
+      r.alreadyRecorded
+        ? `the interrupted ${r.op} had already finished (recorded as ${shortId(r.record!)}); --${r.action} would ${r.action === 'abort' ? 'undo it' : 'close its journal'}: dry run, nothing was changed`
+        : `--${r.action} would bring ${done} paths ${r.action === 'continue' ? `to the target ${shortId(r.target)}` : `back to guard checkpoint ${shortId(r.guard)}`}: dry run, nothing was changed`,
+    );
+    for (const l of r.leftAlone) out.push(`would leave alone: ${l.path} (${l.reason})`);
+    process.stdout.write(`${out.join('\n')}\n`);
+    return;
+  }
   if (r.alreadyRecorded && r.action === 'continue')
     out.push(`the interrupted ${r.op} had already finished (recorded as ${shortId(r.record!)})`);
   else if (r.alreadyRecorded)

@@ -22,7 +22,7 @@ export function define(command: Command): Command {
     .option('--delete-new', 'also delete captured files that are not in the checkpoint')
     .option('--continue', 'finish an interrupted restore')
     .option('--abort', 'roll an interrupted restore back exactly')
-    .usage('<ckpt> [--dry-run] [--json] [--delete-new] [-- <path>...]\n       git ckpt restore --continue | --abort')
+    .usage('<ckpt> [--dry-run] [--json] [--delete-new] [-- <path>...]\n       git ckpt restore --continue | --abort [--dry-run] [--json]')
     .action((...params) => runRestore(argsOf<RestoreArgs>(params)));
 }
 
@@ -30,9 +30,12 @@ async function runRestore(argv: RestoreArgs): Promise<void> {
   const ws = openWorkspace(argv);
   if (argv.continue || argv.abort) {
     if (argv.continue && argv.abort) throw new CkptError('usage', '--continue and --abort exclude each other');
-    if (argv.ckpt !== undefined || argv['--']?.length || argv.dryRun || argv.deleteNew)
-      throw new CkptError('usage', `--${argv.continue ? 'continue' : 'abort'} takes no checkpoint, paths or other options`);
-    const report = await ws.recover(argv.continue ? 'continue' : 'abort');
+    if (argv.ckpt !== undefined || argv['--']?.length || argv.deleteNew)
+      throw new CkptError(
+        'usage',
+        `--${argv.continue ? 'continue' : 'abort'} takes no checkpoint, paths or options but --dry-run and --json`,
+      );
+    const report = await ws.recover(argv.continue ? 'continue' : 'abort', { dryRun: argv.dryRun });
     printRecovery(report, argv.json ?? false);
     exitCodeFor(report.failures.length);
     return;

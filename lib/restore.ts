@@ -540,6 +540,8 @@ export interface RecoveryReport {
   target: string;
   guard: string;
   action: 'continue' | 'abort';
+  /** Planned only: nothing was written. */
+  dryRun: boolean;
   /** The checkpoint of the workspace as recovery found it (null when the operation had been recorded already). */
   recoveryGuard: string | null;
   record: string | null;
@@ -594,9 +596,11 @@ export async function recoverLocked(
   ctx: StoreContext,
   records: readonly CheckpointRecord[],
   action: 'continue' | 'abort',
+  options: OperationOptions = {},
 ): Promise<RecoveryReport> {
   const journal = readJournal(ctx.paths.dir);
   if (!journal) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
+  const dryRun = options.dryRun ?? false;
   const recorded = records.find((r) => r.op?.journal === journal.id);
   const base = {
     op: journal.op,
@@ -604,9 +608,11 @@ export async function recoverLocked(
     target: journal.target,
     guard: journal.guard,
     action,
+    dryRun,
     entries: journal.entries.length,
   };
   if (recorded) {
+    if (dryRun) return { ...base, recoveryGuard: null, record: recorded.id, failures: [], leftAlone: [], alreadyRecorded: true };
     // Killed between the ledger append and the journal's removal: the operation is complete.
     removeTmpFiles(
       ctx.location.root,
@@ -626,36 +632,35 @@ export async function recoverLocked(
     }
     return { ...base, recoveryGuard: null, record: recorded.id, failures: [], leftAlone: [], alreadyRecorded: true };
   }
-  const present = await snapshotLocked(ctx, {
-    kind: 'guard',
-    message: `guard before restore --${action} of ${journal.op} journal ${journal.id}`,
-    timeBudgetMs: 0,
+  const message = `guard before restore --${action} of ${journal.op} journal ${journal.id}`;
+  return withLive(ctx, dryRun, message, async (live) => {
+    const leftAlone = recoveryLeftAlone(journal.entries, live.entries, live.uncaptured);
+    if (dryRun) return { ...base, recoveryGuard: null, record: null, failures: [], leftAlone, alreadyRecorded: false };
+    const skipped = new Set(leftAlone.map((l) => l.path));
+    const todo = journal.entries.filter(([p]) => !skipped.has(p));
+    const entries = todo.map(([p, want, from]) => ({ path: p, want: action === 'continue' ? want : from }));
+    const as: RecordAs =
+      action === 'continue'
+        ? { ...recordAsOperation(journal), flags: { continued: true } }
+        : {
+            kind: 'restore',
+            target: journal.guard,
+            guard: live.guard!,
+            message: `abort of the interrupted ${journal.op}: back to ${short(journal.guard)}`,
+            counts: {
+              restore: todo.filter(([, , from]) => from !== null).length,
+              recreate: 0,
+              delete: todo.filter(([, , from]) => from === null).length,
+              unchanged: 0,
+              skip: leftAlone.length,
+            },
+            leftovers: 0,
+            flags: { aborted: true },
+          };
+    const { record, failures } = await applyAndRecord(ctx, journal, entries, as);
+    removeJournal(ctx.paths.dir);
+    return { ...base, recoveryGuard: live.guard, record, failures, leftAlone, alreadyRecorded: false };
   });
-  const leftAlone = recoveryLeftAlone(journal.entries, await listTree(repoOf(ctx), present.tree), present.allSkipped ?? present.skipped);
-  const skipped = new Set(leftAlone.map((l) => l.path));
-  const todo = journal.entries.filter(([p]) => !skipped.has(p));
-  const entries = todo.map(([p, want, from]) => ({ path: p, want: action === 'continue' ? want : from }));
-  const as: RecordAs =
-    action === 'continue'
-      ? { ...recordAsOperation(journal), flags: { continued: true } }
-      : {
-          kind: 'restore',
-          target: journal.guard,
-          guard: present.id!,
-          message: `abort of the interrupted ${journal.op}: back to ${short(journal.guard)}`,
-          counts: {
-            restore: todo.filter(([, , from]) => from !== null).length,
-            recreate: 0,
-            delete: todo.filter(([, , from]) => from === null).length,
-            unchanged: 0,
-            skip: leftAlone.length,
-          },
-          leftovers: 0,
-          flags: { aborted: true },
-        };
-  const { record, failures } = await applyAndRecord(ctx, journal, entries, as);
-  removeJournal(ctx.paths.dir);
-  return { ...base, recoveryGuard: present.id ?? null, record, failures, leftAlone, alreadyRecorded: false };
 }
 
 /** The interrupted operation, for status. */

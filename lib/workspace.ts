@@ -29,7 +29,15 @@ import { diffTrees, showBase, type DiffFormat } from './inspect.js';
 import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store.js';
 import { locateWorkspace, type WorkspaceLocation } from './locate.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
-import type { InterruptedOperation, OperationReport, RecoveryReport, RestoreOptions, RevertOptions, UndoOptions } from './restore.js';
+import type {
+  InterruptedOperation,
+  OperationOptions,
+  OperationReport,
+  RecoveryReport,
+  RestoreOptions,
+  RevertOptions,
+  UndoOptions,
+} from './restore.js';
 /**
  * Modules the hook path never runs, loaded on first use. The hook's bundle
  * leaves them out (scripts/bundle.mjs points these imports at dist/lib/):
@@ -381,10 +389,10 @@ export class Workspace {
   }
 
   /** Finish or roll back an interrupted restore, revert or undo. */
-  async recover(action: 'continue' | 'abort'): Promise<RecoveryReport> {
+  async recover(action: 'continue' | 'abort', options: OperationOptions = {}): Promise<RecoveryReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no interrupted restore to continue or abort');
-    return this.exclusive(async (paths, settings) =>
-      (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action),
+    return this.operationDoor(options, async (paths, settings) =>
+      (await restoreModule()).recoverLocked(this.context(paths, settings), this.ledger().records, action, options),
     );
   }
 

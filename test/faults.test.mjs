@@ -7,7 +7,21 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CLI, ckpt, ckptJson, entryExists, ledgerLines, run, sandbox, sh, storeDir, storedBytes, treeState, write } from './helpers.mjs';
+import {
+  CLI,
+  ckpt,
+  ckptJson,
+  entryExists,
+  ledgerLines,
+  run,
+  sandbox,
+  sh,
+  storeDir,
+  storedBytes,
+  treeState,
+  workspaceState,
+  write,
+} from './helpers.mjs';
 
 /**
  * How to run the CLI so that file modes bind: as root, with the capabilities that
@@ -116,6 +130,15 @@ for (const action of ['continue', 'abort']) {
     write(box, 'f0.txt', 'edit after the crash 0\n');
     write(box, 'f5.txt', 'edit after the crash 5\n');
 
+    // The killed process's lock is broken by the next command; git freshens the mtime of objects it is asked to write again.
+    const storeBytes = () => treeState(storeDir(box), { mtime: false, skip: ['probe.json', 'settings.cache', 'lock'] });
+    const store = storeBytes();
+    const workspace = workspaceState(box);
+    const dry = await ckptJson(box, ['restore', `--${action}`, '--dry-run']);
+    t.true(dry.dryRun);
+    t.deepEqual(dry.leftAlone.map((l) => l.path).sort(), ['f0.txt', 'f5.txt'], 'the dry run names what it would leave alone');
+    t.is(storeBytes(), store, 'a dry run leaves the store as it was');
+    t.is(workspaceState(box), workspace);
     const r = await ckptJson(box, ['restore', `--${action}`]);
     t.deepEqual(r.leftAlone.map((l) => l.path).sort(), ['f0.txt', 'f5.txt']);
     t.is(readFileSync(path.join(box.ws, 'f0.txt'), 'utf8'), 'edit after the crash 0\n');

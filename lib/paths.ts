@@ -53,9 +53,12 @@ export function isSelected(p: string, selection: readonly string[] | undefined):
  * <path>`): relative to `cwd` as git takes them, so `../docs` from `src/` is
  * fine while it stays inside the workspace; then held to the same rules as
  * tree and journal paths. Returns the workspace-relative path ('.' for the
- * whole workspace) or throws a `path` error.
+ * whole workspace, which only '.' or the root itself names; an empty path is
+ * refused) or throws a `path` error.
  */
 export function userPath(root: string, cwd: string, raw: string): string {
+  // An unset shell variable (`-- "$DIR"`) must not mean the whole workspace.
+  if (raw === '') throw new CkptError('path', 'path refused: "" (empty path)');
   const rel = path.relative(root, path.resolve(cwd, raw)).split(path.sep).join('/');
   if (rel === '') return '.';
   if (rel === '..' || rel.startsWith('../') || path.isAbsolute(rel)) throw new CkptError('path', `path is outside the workspace: ${raw}`);

@@ -390,3 +390,27 @@ test("a library caller's injected HOME also decides git's global ignore file", a
   t.is(r.status, 0, r.stderr);
   t.true(shadowGit(box, ['ls-tree', '--name-only', r.stdout]).split('\n').includes('leak-a.txt'));
 });
+
+test('an empty path (an unset shell variable) fails closed with one line, before anything is written', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  write(box, 'src/b.txt', '1\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'a.txt', '2\n');
+  write(box, 'src/b.txt', '2\n');
+  const ledgerBefore = readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8');
+  for (const [args, cwd] of [
+    [['restore', 'latest', '--', ''], box.ws],
+    [['restore', 'latest', '--dry-run', '--', 'a.txt', ''], box.ws],
+    [['restore', 'latest', '--', ''], path.join(box.ws, 'src')],
+    [['diff', 'latest', '--', ''], box.ws],
+  ]) {
+    const r = await ckpt(box, args, { cwd });
+    t.is(r.code, 1, args.join(' '));
+    t.is(r.stderr, 'git-ckpt: path refused: "" (empty path)\n', args.join(' '));
+    t.is(r.stdout, '');
+  }
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), '2\n');
+  t.is(readFileSync(path.join(box.ws, 'src/b.txt'), 'utf8'), '2\n');
+  t.is(readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8'), ledgerBefore, 'not even a guard checkpoint');
+});

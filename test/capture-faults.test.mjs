@@ -1,0 +1,86 @@
+// Capture faults from the red-team report of 2026-12 (X1, X4–X8): each case loses nothing silently.
+import test from 'ava';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, ckpt, ckptJson, lsTree, sandbox, storedBytes, write } from './helpers.mjs';
+
+/** Where each ignore source puts a rule, given the sandbox. */
+const IGNORE_SOURCES = {
+  '.gitignore (nested)': (box) => write(box, 'sub/.gitignore', 'build/\n'),
+  '.git/info/exclude': (box) => write(box, '.git/info/exclude', 'build/\n'),
+  'core.excludesFile (the default ~/.config/git/ignore)': (box) => {
+    mkdirSync(path.join(box.home, '.config', 'git'), { recursive: true });
+    writeFileSync(path.join(box.home, '.config', 'git', 'ignore'), 'build/\n');
+  },
+  '.ckptignore': (box) => write(box, '.ckptignore', 'build/\n'),
+};
+
+for (const [source, addRule] of Object.entries(IGNORE_SOURCES)) {
+  test(`X1: a captured file whose folder becomes ignored (${source}) stays captured, and capture never stops`, async (t) => {
+    const box = sandbox();
+    write(box, 'sub/build/out.js', 'v1\n');
+    write(box, 'a.txt', 'a1\n');
+    await ckptJson(box, ['snapshot']);
+    addRule(box);
+    await ckptJson(box, ['snapshot']);
+    write(box, 'sub/build/out.js', 'v2\n');
+    write(box, 'a.txt', 'a2\n');
+    write(box, 'sub/build/new.js', 'ignored\n');
+    const r = await ckpt(box, ['snapshot', '--json']);
+    t.is(r.code, 0, r.stderr);
+    const two = JSON.parse(r.stdout);
+    t.true(two.created);
+    t.deepEqual(two.skipped, []);
+    t.is(storedBytes(box, two.id, 'sub/build/out.js').toString(), 'v2\n', 'the tracked file keeps being captured');
+    t.is(storedBytes(box, two.id, 'a.txt').toString(), 'a2\n', 'and so is everything else in the same checkpoint');
+    t.false(lsTree(box, two.id).has('sub/build/new.js'), 'a new file there is ignored');
+    const status = await ckptJson(box, ['status']);
+    t.false(status.dirty);
+    // Its deletion is a change like any other.
+    const { rmSync } = await import('node:fs');
+    rmSync(path.join(box.ws, 'sub/build/out.js'));
+    const three = await ckptJson(box, ['snapshot']);
+    t.deepEqual(three.stats, { added: 0, modified: 0, deleted: 1 });
+  });
+}
+
+test('X1: a rebuild of many captured files under a folder that became ignored (directory pathspecs) is captured whole', async (t) => {
+  const box = sandbox();
+  const files = [];
+  for (let d = 0; d < 3; d++) for (let i = 0; i < 400; i++) files.push(`build/x${d}/f${i}.js`);
+  for (const f of files) write(box, f, 'v1\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, '.gitignore', 'build/\n');
+  await ckptJson(box, ['snapshot']);
+  for (const f of files) write(box, f, 'v2\n');
+  const r = await ckpt(box, ['snapshot', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const two = JSON.parse(r.stdout);
+  t.is(two.stats.modified, files.length);
+  t.is(storedBytes(box, two.id, files.at(-1)).toString(), 'v2\n');
+});
+
+test("X1: git add's messages: the ignored-paths advice explains exit 1, a path git could not read is one skip, anything else stays a failure", async (t) => {
+  const { pathMessages } = await import(path.join(ROOT, 'dist', 'lib', 'git-messages.js'));
+  const advice = [
+    'The following paths are ignored by one of your .gitignore files:',
+    'build',
+    'sub/build',
+    'hint: Use -f if you really want to add them.',
+    'hint: Turn this message off by running',
+    'hint: "git config advice.addIgnoredFile false"',
+  ];
+  t.deepEqual(pathMessages(`${advice.join('\n')}\n`), { skipped: [], other: [] });
+  const unreadable = [
+    'error: open("secret.txt"): Permission denied',
+    "error: unable to index file 'secret.txt'",
+    'fatal: adding files failed',
+  ];
+  t.deepEqual(pathMessages(unreadable.join('\n')), {
+    skipped: [{ path: 'secret.txt', reason: 'unreadable' }],
+    other: ['fatal: adding files failed'],
+  });
+  // A full store is not an unreadable file: it must fail the snapshot, not become a skip.
+  const full = pathMessages('error: unable to create temporary file: No space left on device\n');
+  t.deepEqual(full, { skipped: [], other: ['error: unable to create temporary file: No space left on device'] });
+});

@@ -16,6 +16,8 @@ export interface ScanResult {
   newDirs: string[];
   /** Directories with tracked files that are repositories of their own now, with those files. */
   nestedRepos?: { root: string; tracked: string[] }[];
+  /** What git said it could not read (a folder past PATH_MAX, an unreadable one). */
+  unreadable?: SkippedPath[];
 }
 
 /** Pure: parse `git ls-files -z -t -m -d -o [--directory]` output. */
@@ -37,8 +39,11 @@ export function parseScan(entries: string[]): ScanResult {
 }
 
 export interface PathFacts {
-  /** 'beyond-symlink': an ancestor directory was replaced by a symlink (git refuses to stage through it). */
-  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing' | 'beyond-symlink';
+  /**
+   * 'beyond-symlink': an ancestor directory was replaced by a symlink (git refuses to stage through it).
+   * 'too-long': the path is past PATH_MAX, so it cannot be read.
+   */
+  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing' | 'beyond-symlink' | 'too-long';
   size: number;
 }
 
@@ -74,6 +79,8 @@ export interface NewDirExpansion {
   files: Map<string, string[]>;
   /** Directories over the limit, with the count seen when counting stopped. */
   overLimit: Map<string, number>;
+  /** What git said it could not read while listing them. */
+  unreadable?: SkippedPath[];
 }
 
 /**
@@ -95,6 +102,7 @@ export function planCapture(
   for (const [dir, count] of expansion.overLimit) {
     skipped.push({ path: dir, reason: 'new-directory-too-many-files', size: count });
   }
+  skipped.push(...(scan.unreadable ?? []), ...(expansion.unreadable ?? []));
   const candidates: Array<{ path: string; tracked: boolean }> = [
     ...scan.modified.map((p) => ({ path: p, tracked: true })),
     ...scan.untracked.map((p) => ({ path: p, tracked: false })),
@@ -137,6 +145,10 @@ export function planCapture(
         break;
       case 'beyond-symlink':
         if (tracked) forceRemove.push(p); // gone from here; the link itself comes as untracked
+        break;
+      case 'too-long':
+        skipped.push({ path: p, reason: 'path-too-long' });
+        if (tracked) forceRemove.push(p);
         break;
       case 'file':
       case 'symlink':

@@ -66,6 +66,7 @@ export function skippedLines(r: Pick<CheckpointRecord, 'skipped' | 'skippedCount
     secret: 'secret',
     'new-directory-too-many-files': 'new directory with too many files',
     unreadable: 'unreadable',
+    'path-too-long': 'path too long',
     'nested-repo-without-commit': 'nested repository without a commit',
   };
   const lines = r.skipped.map((s) => {

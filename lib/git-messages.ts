@@ -8,10 +8,24 @@ import type { SkippedPath } from './ledger.js';
 /** `git add`'s list of named paths that are ignored; it exits 1 after it, even when it staged every tracked file. */
 const IGNORED_HEADER = 'The following paths are ignored by one of your .gitignore files:';
 
+/**
+ * `could not open directory 'x/': <why>`. Past PATH_MAX, git's 4 KiB message
+ * buffer cuts the line before the closing quote: then the path is what was
+ * printed, up to its last complete folder.
+ */
+const OPEN_DIR_RE = /^warning: could not open directory '(.+?)(?:': (.+))?$/;
+
+function openDirMessage(line: string): SkippedPath | undefined {
+  const m = OPEN_DIR_RE.exec(line);
+  if (!m) return undefined;
+  const [, printed, why] = m as unknown as [string, string, string | undefined];
+  if (why === undefined) return { path: printed.slice(0, printed.lastIndexOf('/') + 1) || printed, reason: 'path-too-long' };
+  return { path: printed, reason: /name too long/i.test(why) ? 'path-too-long' : 'unreadable' };
+}
+
 /** One pattern per message; the first group is the path. */
 const PATH_MESSAGES: Array<{ re: RegExp; reason: SkippedPath['reason'] }> = [
   { re: /^error: '(.+)' does not have a commit checked out$/, reason: 'nested-repo-without-commit' },
-  { re: /^warning: could not open directory '(.+)': /, reason: 'unreadable' },
   { re: /^warning: unable to access '(.+)': /, reason: 'unreadable' },
   { re: /^error: (?:open|readlink)\("(.+)"\): /, reason: 'unreadable' },
   { re: /^error: unable to (?:index file|stat|add) '(.+?)'/, reason: 'unreadable' },
@@ -48,9 +62,9 @@ export function pathMessages(stderr: string): GitPathMessages {
     if (HARMLESS.some((re) => re.test(line))) continue;
     const known = PATH_MESSAGES.find(({ re }) => re.test(line));
     const path = known?.re.exec(line)?.[1];
-    if (known && path) {
-      if (!skipped.has(path)) skipped.set(path, { path, reason: known.reason });
-    } else other.push(line);
+    const skip = openDirMessage(line) ?? (known && path ? { path, reason: known.reason } : undefined);
+    if (!skip) other.push(line);
+    else if (!skipped.has(skip.path)) skipped.set(skip.path, skip);
   }
   return { skipped: [...skipped.values()], other };
 }

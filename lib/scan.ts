@@ -8,6 +8,8 @@ import path from 'node:path';
 import { parentDirs, parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
 import { diskKind } from './disk.js';
+import { pathMessages } from './git-messages.js';
+import type { SkippedPath } from './ledger.js';
 import type { WorkspaceLocation } from './locate.js';
 import { TMP_PREFIX } from './paths.js';
 import { git, splitZ } from './runner.js';
@@ -46,8 +48,9 @@ export function syncExcludes(location: WorkspaceLocation, paths: StorePaths, rea
 export async function scanWorkspace(ctx: StoreContext, directoryMode: boolean, signal: AbortSignal): Promise<ScanResult> {
   const args = ['-z', '-t', '-m', '-d', '-o', '--exclude-standard'];
   if (directoryMode) args.push('--directory', '--no-empty-directory');
-  const { stdout } = await git(gitCall(ctx, { verb: 'ls-files', args, signal }));
+  const { stdout, stderr } = await git(gitCall(ctx, { verb: 'ls-files', args, signal }));
   const scan = parseScan(splitZ(stdout));
+  scan.unreadable = pathMessages(stderr).skipped;
   scan.nestedRepos = await nestedRepos(ctx, [...scan.modified, ...scan.deleted], signal);
   return scan;
 }
@@ -90,6 +93,7 @@ async function nestedRepos(ctx: StoreContext, changed: string[], signal: AbortSi
 export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFiles: number, signal: AbortSignal): Promise<NewDirExpansion> {
   const files = new Map<string, string[]>();
   const overLimit = new Map<string, number>();
+  const unreadable: SkippedPath[] = [];
   let pending = [...dirs].sort();
   while (pending.length) {
     const counts = new Map<string, string[]>(pending.map((d) => [d, []]));
@@ -100,7 +104,7 @@ export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFil
     let carry = Buffer.alloc(0);
     const dirOf = (p: string) => pending.find((d) => p.startsWith(d));
     try {
-      await git(
+      const { stderr } = await git(
         gitCall(ctx, {
           verb: 'ls-files',
           args: ['-z', '-o', '--exclude-standard'],
@@ -128,6 +132,7 @@ export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFil
           },
         }),
       );
+      unreadable.push(...pathMessages(stderr).skipped);
     } catch (err) {
       if (!overflowed) throw err;
     } finally {
@@ -140,7 +145,7 @@ export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFil
     overLimit.set(overflowed, counts.get(overflowed)!.length);
     pending = pending.filter((d) => d !== overflowed);
   }
-  return { files, overLimit };
+  return { files, overLimit, unreadable };
 }
 
 export function collectFacts(root: string, candidates: Iterable<string>): Map<string, PathFacts> {
@@ -167,8 +172,8 @@ export function collectFacts(root: string, candidates: Iterable<string>): Map<st
     try {
       const st = lstatSync(path.join(root, p));
       facts.set(p, { kind: diskKind(st), size: st.size });
-    } catch {
-      facts.set(p, { kind: 'missing', size: 0 });
+    } catch (err) {
+      facts.set(p, { kind: (err as NodeJS.ErrnoException).code === 'ENAMETOOLONG' ? 'too-long' : 'missing', size: 0 });
     }
   }
   return facts;

@@ -1,5 +1,6 @@
 // Capture faults from the red-team report of 2026-12 (X1, X4–X8): each case loses nothing silently.
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, ckpt, ckptJson, lsTree, sandbox, storedBytes, write } from './helpers.mjs';
@@ -83,4 +84,50 @@ test("X1: git add's messages: the ignored-paths advice explains exit 1, a path g
   // A full store is not an unreadable file: it must fail the snapshot, not become a skip.
   const full = pathMessages('error: unable to create temporary file: No space left on device\n');
   t.deepEqual(full, { skipped: [], other: ['error: unable to create temporary file: No space left on device'] });
+});
+
+/** Make `rel` (a chain of folders past PATH_MAX) and a file in it: one level at a time, as no absolute path reaches it. */
+function writeDeep(box, dirs, file, content) {
+  const script = `const fs = require('node:fs');
+    process.chdir(${JSON.stringify(box.ws)});
+    for (const d of ${JSON.stringify(dirs)}) { fs.mkdirSync(d, { recursive: true }); process.chdir(d); }
+    fs.writeFileSync(${JSON.stringify(file)}, ${JSON.stringify(content)});`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return [...dirs, file].join('/');
+}
+
+test('X8: a file or folder past PATH_MAX is listed as not captured (path too long), never dropped silently', async (t) => {
+  const box = sandbox();
+  const level = (c) => c.repeat(200);
+  write(box, 'a.txt', 'a\n');
+  // A folder chain longer than PATH_MAX (git cannot open it), and a file whose own path is (its folder is not).
+  const deepDir = writeDeep(
+    box,
+    Array.from({ length: 22 }, () => level('d')),
+    'deep.txt',
+    'deep\n',
+  );
+  const longFile = writeDeep(
+    box,
+    Array.from({ length: 20 }, () => level('e')),
+    `${level('f')}.txt`,
+    'long\n',
+  );
+  const covered = (skipped, p) => skipped.some((s) => s.reason === 'path-too-long' && (p === s.path || p.startsWith(s.path)));
+  const one = await ckptJson(box, ['snapshot']);
+  t.true(one.created);
+  t.true(lsTree(box, one.id).has('a.txt'));
+  t.true(covered(one.skipped, deepDir), JSON.stringify(one.skipped).slice(0, 300));
+  t.true(covered(one.skipped, longFile), JSON.stringify(one.skipped).slice(0, 300));
+  const human = await ckpt(box, ['status']);
+  t.regex(human.stdout, /not captured: d{200}\/.*: path too long/);
+  // One that appears later, inside a new folder, is reported the same way.
+  const later = writeDeep(box, ['new', ...Array.from({ length: 22 }, () => level('g'))], 'x.txt', 'x\n');
+  write(box, 'new/ok.txt', 'ok\n');
+  const two = await ckptJson(box, ['snapshot']);
+  t.true(lsTree(box, two.id).has('new/ok.txt'));
+  t.true(covered(two.skipped, later), JSON.stringify(two.skipped).slice(0, 300));
+  const status = await ckptJson(box, ['status']);
+  for (const p of [deepDir, longFile, later]) t.true(covered(status.uncaptured, p));
 });

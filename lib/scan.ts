@@ -7,7 +7,7 @@ import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parentDirs, parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
-import { diskKind } from './disk.js';
+import { diskKind, tryLstat } from './disk.js';
 import { pathMessages } from './git-messages.js';
 import type { SkippedPath } from './ledger.js';
 import type { WorkspaceLocation } from './locate.js';
@@ -51,8 +51,18 @@ export async function scanWorkspace(ctx: StoreContext, directoryMode: boolean, s
   const { stdout, stderr } = await git(gitCall(ctx, { verb: 'ls-files', args, signal }));
   const scan = parseScan(splitZ(stdout));
   scan.unreadable = pathMessages(stderr).skipped;
+  if (directoryMode) scan.newDirs.push(...replacedByDirs(ctx.location.root, [...scan.modified, ...scan.deleted]));
   scan.nestedRepos = await nestedRepos(ctx, [...scan.modified, ...scan.deleted], signal);
   return scan;
+}
+
+/**
+ * Tracked files and symlinks that are folders now, as `dir/`. In directory mode
+ * git lists nothing below a path the index holds as a file, so their files are
+ * listed as a new folder's, in the same snapshot.
+ */
+function replacedByDirs(root: string, changed: string[]): string[] {
+  return changed.filter((p) => tryLstat(path.join(root, p))?.isDirectory()).map((p) => `${p}/`);
 }
 
 /**

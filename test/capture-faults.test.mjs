@@ -1,7 +1,7 @@
 // Capture faults from the red-team report of 2026-12 (X1, X4–X8): each case loses nothing silently.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, ckpt, ckptJson, lsTree, sandbox, storedBytes, write } from './helpers.mjs';
 
@@ -38,7 +38,6 @@ for (const [source, addRule] of Object.entries(IGNORE_SOURCES)) {
     const status = await ckptJson(box, ['status']);
     t.false(status.dirty);
     // Its deletion is a change like any other.
-    const { rmSync } = await import('node:fs');
     rmSync(path.join(box.ws, 'sub/build/out.js'));
     const three = await ckptJson(box, ['snapshot']);
     t.deepEqual(three.stats, { added: 0, modified: 0, deleted: 1 });
@@ -130,4 +129,23 @@ test('X8: a file or folder past PATH_MAX is listed as not captured (path too lon
   t.true(covered(two.skipped, later), JSON.stringify(two.skipped).slice(0, 300));
   const status = await ckptJson(box, ['status']);
   for (const p of [deepDir, longFile, later]) t.true(covered(status.uncaptured, p));
+});
+
+test('X7: a file or a symlink replaced by a folder: the same checkpoint holds the folder’s files', async (t) => {
+  const box = sandbox();
+  write(box, 'thing', 'f\n');
+  symlinkSync('thing', path.join(box.ws, 'link'));
+  write(box, 'a.txt', 'a\n');
+  await ckptJson(box, ['snapshot']);
+  rmSync(path.join(box.ws, 'thing'));
+  rmSync(path.join(box.ws, 'link'));
+  write(box, 'thing/child.txt', 'c\n');
+  write(box, 'thing/deeper/grandchild.txt', 'g\n');
+  write(box, 'link/inside.txt', 'i\n');
+  const two = await ckptJson(box, ['snapshot']);
+  const entries = lsTree(box, two.id);
+  t.deepEqual([...entries.keys()].sort(), ['a.txt', 'link/inside.txt', 'thing/child.txt', 'thing/deeper/grandchild.txt']);
+  t.deepEqual(two.stats, { added: 3, modified: 0, deleted: 2 });
+  t.false((await ckptJson(box, ['status'])).dirty);
+  t.false((await ckptJson(box, ['snapshot'])).created);
 });

@@ -39,8 +39,10 @@ import {
   type OperationInfo,
   type SkippedPath,
 } from './ledger.js';
+import { carryGitlinks, staleGitlinks } from './gitlinks.js';
 import { EMPTY_TREE, keepAllPacks, treeChanges } from './objects.js';
 import { probeDegraded } from './probe.js';
+import type { TreeChange } from './restore-plan.js';
 import { git, type GitCall } from './runner.js';
 import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
@@ -119,8 +121,9 @@ async function changedPaths(
   parent: string | null,
   tree: string,
   signal: AbortSignal,
-): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[] }> {
-  const changes = (await treeChanges({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir }, parent ?? EMPTY_TREE, tree, signal)).map(
+): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[]; raw?: TreeChange[] }> {
+  const raw = await treeChanges({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir }, parent ?? EMPTY_TREE, tree, signal);
+  const changes = raw.map(
     (c): ChangedPath => ({
       path: c.path,
       status: !c.before ? 'A' : !c.after ? 'D' : entryType(c.before.mode) === entryType(c.after.mode) ? 'M' : 'T',
@@ -128,6 +131,7 @@ async function changedPaths(
   );
   return {
     changes,
+    raw,
     added: changes.filter((c) => c.status === 'A').map((c) => c.path),
     modified: changes.filter((c) => c.status === 'M' || c.status === 'T').map((c) => c.path),
   };
@@ -146,7 +150,7 @@ interface Progress {
 
 type CapturePlan = ReturnType<typeof planCapture> & { secrets: Awaited<ReturnType<typeof secretMatcher>> };
 
-/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync. */
+/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale gitlinks dropped. */
 async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<CheckpointRecord | undefined> {
   const latestRead = readLatest(ctx.paths.ledger);
   assertWritableSchema(latestRead.newestSchema);
@@ -156,6 +160,8 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
     await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
   }
   syncExcludes(ctx.location, ctx.paths, ctx.scratch !== undefined);
+  // A nested repository that is plain files now (its .git removed): out of the index, so the scan lists its files as new.
+  await forceRemove(ctx, await staleGitlinks(ctx, signal), signal);
   return latest;
 }
 
@@ -284,7 +290,7 @@ async function commitCheckpoint(
   const diff = await changedPaths(ctx, latest?.tree ?? null, tree, signal).catch((err: unknown) => {
     if (signal.aborted) throw err;
     // The latest tree is missing (a damaged store): no stats; the commit below chains past it.
-    return { changes: [] as ChangedPath[], added: [] as string[], modified: [] as string[] };
+    return { changes: [] as ChangedPath[], added: [] as string[], modified: [] as string[], raw: undefined };
   });
   const meta = {
     time: now,
@@ -333,6 +339,7 @@ async function commitCheckpoint(
   const record: CheckpointRecord = { v: LEDGER_SCHEMA, id: committed.stdout.toString('utf8').trim(), parent, tree, ...meta };
   appendRecord(ctx.paths.ledger, record);
   writeStamp(ctx.paths, tree, { refreshed: 0, staged: Date.now() });
+  if (diff.raw) carryGitlinks(ctx.paths, latest?.tree, tree, diff.raw);
   return { record, changes: diff.changes };
 }
 

@@ -59,6 +59,8 @@ export interface StorePaths {
   indexStamp: string;
   probeCache: string;
   settingsCache: string;
+  /** The index's gitlinks, keyed by the tree it holds. */
+  gitlinks: string;
   /** The first snapshot taken in the background: its process and progress, while it runs. */
   baseline: string;
   /** What hooks could not do, and the last "not captured" note (logged only when it changes). */
@@ -111,6 +113,7 @@ export function storePaths(dir: string): StorePaths {
     indexStamp: path.join(dir, 'index.stamp'),
     probeCache: path.join(dir, 'probe.json'),
     settingsCache: path.join(dir, 'settings.cache'),
+    gitlinks: path.join(dir, 'gitlinks.json'),
     baseline: path.join(dir, 'baseline.json'),
     hookLog: path.join(dir, 'hook.log'),
     hookSkips: path.join(dir, 'hook.skips'),

@@ -1,9 +1,9 @@
 // Capture faults from the red-team report of 2026-12 (X1, X4–X8): each case loses nothing silently.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, lsTree, sandbox, storedBytes, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, lsTree, sandbox, sh, storedBytes, write } from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {
@@ -148,4 +148,35 @@ test('X7: a file or a symlink replaced by a folder: the same checkpoint holds th
   t.deepEqual(two.stats, { added: 3, modified: 0, deleted: 2 });
   t.false((await ckptJson(box, ['status'])).dirty);
   t.false((await ckptJson(box, ['snapshot'])).created);
+});
+
+test('X6: a vendored clone (its .git removed) becomes ordinary files in the next checkpoint', async (t) => {
+  const upstream = sandbox({ name: 'upstream' });
+  write(upstream, 'lib.c', 'int lib;\n');
+  sh(upstream, ['add', '.']);
+  sh(upstream, ['commit', '-qm', 'lib']);
+  const box = sandbox();
+  write(box, 'top.txt', 'top\n');
+  write(box, 'vendor/README', 'vendored code\n');
+  sh(box, ['clone', '-q', upstream.ws, 'vendor/lib']);
+  const one = await ckptJson(box, ['snapshot']);
+  t.is(lsTree(box, one.id).get('vendor/lib').mode, '160000');
+  // The next snapshots read the list of gitlinks from its cache: that must see the change too.
+  t.false((await ckptJson(box, ['snapshot'])).created);
+  rmSync(path.join(box.ws, 'vendor/lib/.git'), { recursive: true, force: true });
+  write(box, 'vendor/lib/lib.c', 'int lib; /* my patch */\n');
+  write(box, 'vendor/lib/new.c', 'int added;\n');
+  const two = await ckptJson(box, ['snapshot']);
+  t.true(two.created);
+  const entries = lsTree(box, two.id);
+  t.false(entries.has('vendor/lib'), 'no gitlink any more');
+  t.is(storedBytes(box, two.id, 'vendor/lib/lib.c').toString(), 'int lib; /* my patch */\n');
+  t.is(storedBytes(box, two.id, 'vendor/lib/new.c').toString(), 'int added;\n');
+  t.false((await ckptJson(box, ['status'])).dirty);
+  // What it captured can be brought back.
+  rmSync(path.join(box.ws, 'vendor'), { recursive: true, force: true });
+  await ckptJson(box, ['snapshot']);
+  const back = await ckptJson(box, ['restore', 'latest~1']);
+  t.is(back.counts.failed, 0);
+  t.is(readFileSync(path.join(box.ws, 'vendor/lib/new.c'), 'utf8'), 'int added;\n');
 });

@@ -202,6 +202,9 @@ async function stageAndWrite(
   // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
   const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
   const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
+  // First: while the index still tracks files below a folder that is a repository now, git walks
+  // into it instead of recording it as a gitlink.
+  await forceRemove(ctx, plan.forceRemove, signal);
   for (let from = 0; from < units.length; ) {
     // The first batch always runs: every snapshot makes progress, however small its budget.
     if (from > 0) deadline.arm();
@@ -230,7 +233,6 @@ async function stageAndWrite(
     measured.ms += Date.now() - started;
     from = end;
   }
-  await forceRemove(ctx, plan.forceRemove, signal);
   const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
   if (dirUnits.length) {
     // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.

@@ -180,3 +180,21 @@ test('X6: a vendored clone (its .git removed) becomes ordinary files in the next
   t.is(back.counts.failed, 0);
   t.is(readFileSync(path.join(box.ws, 'vendor/lib/new.c'), 'utf8'), 'int added;\n');
 });
+
+test('a captured folder that becomes a repository of its own is a gitlink in the same checkpoint', async (t) => {
+  const box = sandbox();
+  write(box, 'top.txt', 'top\n');
+  write(box, 'vendor/lib/lib.c', 'int lib;\n');
+  await ckptJson(box, ['snapshot']);
+  const lib = path.join(box.ws, 'vendor/lib');
+  sh(box, ['init', '-q'], { cwd: lib });
+  write(box, 'vendor/lib/lib.c', 'changed, then committed there\n');
+  sh(box, ['add', '.'], { cwd: lib });
+  sh(box, ['commit', '-qm', 'own history'], { cwd: lib });
+  const head = sh(box, ['rev-parse', 'HEAD'], { cwd: lib }).stdout.trim();
+  const two = await ckptJson(box, ['snapshot']);
+  const entries = lsTree(box, two.id);
+  t.deepEqual(entries.get('vendor/lib'), { mode: '160000', type: 'commit', oid: head });
+  t.false(entries.has('vendor/lib/lib.c'));
+  t.false((await ckptJson(box, ['snapshot'])).created);
+});

@@ -5,6 +5,7 @@
  */
 import type { Ignore } from 'ignore';
 import type { SkippedPath } from './ledger.js';
+import { isUtf8Path } from './paths.js';
 import type { Settings } from './settings.js';
 
 export interface ScanResult {
@@ -103,6 +104,8 @@ export function planCapture(
     skipped.push({ path: dir, reason: 'new-directory-too-many-files', size: count });
   }
   skipped.push(...(scan.unreadable ?? []), ...(expansion.unreadable ?? []));
+  // A new folder whose own name is not UTF-8 is not listed (planFromDisk leaves it out of the expansion).
+  for (const dir of scan.newDirs) if (!isUtf8Path(dir)) skipped.push({ path: dir, reason: 'name-not-utf8' });
   const candidates: Array<{ path: string; tracked: boolean }> = [
     ...scan.modified.map((p) => ({ path: p, tracked: true })),
     ...scan.untracked.map((p) => ({ path: p, tracked: false })),
@@ -125,6 +128,11 @@ export function planCapture(
     if (inNested.has(p)) continue;
     if (p.endsWith('/')) {
       stage.push(p); // an embedded repository: git records its HEAD as a gitlink
+      continue;
+    }
+    if (!isUtf8Path(p)) {
+      skipped.push({ path: p, reason: 'name-not-utf8' });
+      if (tracked) forceRemove.push(p);
       continue;
     }
     if (secrets.ignores(p)) {
@@ -165,7 +173,7 @@ export function planCapture(
   for (const p of scan.deleted) {
     if (inNested.has(p)) continue;
     const kind = facts.get(p)?.kind;
-    if (kind === 'dir' || kind === 'beyond-symlink') forceRemove.push(p);
+    if (kind === 'dir' || kind === 'beyond-symlink' || !isUtf8Path(p)) forceRemove.push(p);
     else stage.push(p);
   }
   return { stage, forceRemove, skipped, sizes };

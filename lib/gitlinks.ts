@@ -12,6 +12,7 @@ import { gitCall, type StoreContext } from './context.js';
 import { tryLstat } from './disk.js';
 import { readStamp } from './index-stamp.js';
 import { parseStageEntry } from './objects.js';
+import { isUtf8Path } from './paths.js';
 import type { TreeChange } from './restore-plan.js';
 import { git, splitZ } from './runner.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
@@ -64,6 +65,7 @@ async function indexGitlinks(ctx: StoreContext, signal: AbortSignal): Promise<st
 export async function staleGitlinks(ctx: StoreContext, signal: AbortSignal): Promise<string[]> {
   const links = await indexGitlinks(ctx, signal);
   return links.filter((p) => {
+    if (!isUtf8Path(p)) return false;
     const full = path.join(ctx.location.root, p);
     return tryLstat(full)?.isDirectory() && !existsSync(path.join(full, '.git'));
   });

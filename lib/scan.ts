@@ -11,7 +11,7 @@ import { diskKind, tryLstat } from './disk.js';
 import { pathMessages } from './git-messages.js';
 import type { SkippedPath } from './ledger.js';
 import type { WorkspaceLocation } from './locate.js';
-import { TMP_PREFIX } from './paths.js';
+import { decodePathBytes, isUtf8Path, TMP_PREFIX } from './paths.js';
 import { git, splitZ } from './runner.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
 
@@ -62,7 +62,7 @@ export async function scanWorkspace(ctx: StoreContext, directoryMode: boolean, s
  * listed as a new folder's, in the same snapshot.
  */
 function replacedByDirs(root: string, changed: string[]): string[] {
-  return changed.filter((p) => tryLstat(path.join(root, p))?.isDirectory()).map((p) => `${p}/`);
+  return changed.filter((p) => isUtf8Path(p) && tryLstat(path.join(root, p))?.isDirectory()).map((p) => `${p}/`);
 }
 
 /**
@@ -76,6 +76,7 @@ async function nestedRepos(ctx: StoreContext, changed: string[], signal: AbortSi
   const roots = new Set<string>();
   for (const p of changed) {
     for (const dir of parentDirs(p)) {
+      if (!isUtf8Path(dir)) break; // never captured: nothing below it is tracked
       let repo = checked.get(dir);
       if (repo === undefined) {
         repo = existsSync(path.join(ctx.location.root, dir, '.git'));
@@ -126,7 +127,7 @@ export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFil
             let start = 0;
             for (let i = 0; i < buf.length; i++) {
               if (buf[i] !== 0) continue;
-              const p = buf.toString('utf8', start, i);
+              const p = decodePathBytes(buf, start, i);
               start = i + 1;
               const d = dirOf(p);
               if (!d) continue;
@@ -174,7 +175,8 @@ export function collectFacts(root: string, candidates: Iterable<string>): Map<st
     return link;
   };
   for (const p of candidates) {
-    if (p.endsWith('/')) continue;
+    // Names that are not UTF-8 are never looked at: Node's fs would read another file (the planner skips them).
+    if (p.endsWith('/') || !isUtf8Path(p)) continue;
     if ([...parentDirs(p)].some(isLink)) {
       facts.set(p, { kind: 'beyond-symlink', size: 0 });
       continue;

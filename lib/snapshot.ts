@@ -41,6 +41,7 @@ import {
 } from './ledger.js';
 import { carryGitlinks, staleGitlinks } from './gitlinks.js';
 import { EMPTY_TREE, keepAllPacks, treeChanges } from './objects.js';
+import { isUtf8Path } from './paths.js';
 import { probeDegraded } from './probe.js';
 import type { TreeChange } from './restore-plan.js';
 import { git, type GitCall } from './runner.js';
@@ -168,8 +169,9 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
 /** The scan, the facts about every candidate, and the pure capture plan. */
 async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal): Promise<CapturePlan> {
   const scan = await scanWorkspace(ctx, !first, signal);
-  const expansion = scan.newDirs.length
-    ? await expandNewDirs(ctx, scan.newDirs, ctx.settings.maxNewFiles, signal)
+  const listable = scan.newDirs.filter(isUtf8Path);
+  const expansion = listable.length
+    ? await expandNewDirs(ctx, listable, ctx.settings.maxNewFiles, signal)
     : { files: new Map(), overLimit: new Map() };
   const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
   for (const list of expansion.files.values()) candidates.push(...list);

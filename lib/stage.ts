@@ -7,7 +7,7 @@ import { CkptError } from './errors.js';
 import { pathMessages } from './git-messages.js';
 import type { SkippedPath } from './ledger.js';
 import { unsafePathReason } from './paths.js';
-import { git, splitZ } from './runner.js';
+import { git, nulTerminated, splitZ } from './runner.js';
 
 /**
  * zlib level of the packs snapshots stream into. git's default (6) spent a
@@ -35,7 +35,7 @@ export async function stageBatch(
       // One pack per batch instead of a loose file per object.
       configOverrides:
         packed && files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1', 'pack.compression': String(PACK_COMPRESSION) } : {},
-      input: `${batch.join('\0')}\0`,
+      input: nulTerminated(batch),
       okCodes: [1],
       signal,
       onStdout(chunk) {
@@ -56,7 +56,7 @@ export async function stageBatch(
 /** Drop paths from the shadow index without touching the disk. */
 export async function forceRemove(ctx: StoreContext, paths: string[], signal: AbortSignal): Promise<void> {
   if (paths.length === 0) return;
-  await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${paths.join('\0')}\0`, signal }));
+  await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: nulTerminated(paths), signal }));
 }
 
 /**

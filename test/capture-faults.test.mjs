@@ -1,9 +1,9 @@
 // Capture faults from the red-team report of 2026-12 (X1, X4–X8): each case loses nothing silently.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, lsTree, sandbox, sh, storedBytes, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, write } from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {
@@ -197,4 +197,90 @@ test('a captured folder that becomes a repository of its own is a gitlink in the
   t.deepEqual(entries.get('vendor/lib'), { mode: '160000', type: 'commit', oid: head });
   t.false(entries.has('vendor/lib/lib.c'));
   t.false((await ckptJson(box, ['snapshot'])).created);
+});
+
+/** Write a file whose name holds raw bytes (`\xff` …); false where the filesystem refuses names that are not UTF-8 (APFS). */
+function writeRaw(box, relBytes, content) {
+  try {
+    writeFileSync(Buffer.concat([Buffer.from(`${box.ws}/`), relBytes]), content);
+    return true;
+  } catch (err) {
+    if (err.code === 'EILSEQ') return false;
+    throw err;
+  }
+}
+
+test('X5: names that are not UTF-8 are listed as not captured, each one apart, and restore --delete-new never deletes them', async (t) => {
+  const box = sandbox();
+  const raw = (...parts) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  write(box, 'a.txt', 'a\n');
+  if (!writeRaw(box, raw('bad', [0xff], '.txt'), 'ff\n')) {
+    t.log('this filesystem refuses names that are not UTF-8: nothing to capture');
+    t.pass();
+    return;
+  }
+  writeRaw(box, raw('bad', [0xfe], '.txt'), 'fe\n');
+  const one = await ckpt(box, ['snapshot', '--json']);
+  t.is(one.code, 0, one.stderr);
+  const first = JSON.parse(one.stdout);
+  // In JSON each byte that is not UTF-8 is a lone surrogate U+DC80–U+DCFF (Python's surrogateescape).
+  t.deepEqual(first.skipped.map((s) => [s.path, s.reason]).sort(), [
+    ['bad\udcfe.txt', 'name-not-utf8'],
+    ['bad\udcff.txt', 'name-not-utf8'],
+  ]);
+  t.deepEqual([...lsTree(box, first.id).keys()], ['a.txt']);
+  // People read them with the bytes spelled out.
+  const human = await ckpt(box, ['status']);
+  t.regex(human.stdout, /not captured: bad\\xfe\.txt: name is not valid UTF-8/);
+  t.regex(human.stdout, /not captured: bad\\xff\.txt: name is not valid UTF-8/);
+  const status = await ckptJson(box, ['status']);
+  t.deepEqual(status.uncaptured.map((s) => s.path).sort(), ['bad\udcfe.txt', 'bad\udcff.txt']);
+  t.deepEqual(
+    ledgerLines(box)[0]
+      .skipped.map((s) => s.path)
+      .sort(),
+    ['bad\udcfe.txt', 'bad\udcff.txt'],
+  );
+  // Later: a new folder holding one, and a folder whose own name is not UTF-8.
+  write(box, 'd/ok.txt', 'ok\n');
+  writeRaw(box, raw('d/x', [0xc3, 0x28]), 'bad pair\n');
+  mkdirSync(Buffer.concat([Buffer.from(`${box.ws}/`), raw('e', [0x80])]));
+  writeRaw(box, raw('e', [0x80], '/inside.txt'), 'inside\n');
+  const two = await ckptJson(box, ['snapshot']);
+  t.deepEqual([...lsTree(box, two.id).keys()].sort(), ['a.txt', 'd/ok.txt']);
+  t.deepEqual(two.skipped.map((s) => s.path).sort(), ['bad\udcfe.txt', 'bad\udcff.txt', 'd/x\udcc3(', 'e\udc80/']);
+  // Back to the first checkpoint, deleting what it lacks: only what was captured goes.
+  const back = await ckptJson(box, ['restore', first.id, '--delete-new']);
+  t.is(back.counts.delete, 1);
+  t.false(existsSync(path.join(box.ws, 'd/ok.txt')));
+  for (const [name, content] of [
+    [raw('bad', [0xff], '.txt'), 'ff\n'],
+    [raw('bad', [0xfe], '.txt'), 'fe\n'],
+    [raw('d/x', [0xc3, 0x28]), 'bad pair\n'],
+    [raw('e', [0x80], '/inside.txt'), 'inside\n'],
+  ])
+    t.is(readFileSync(Buffer.concat([Buffer.from(`${box.ws}/`), name]), 'utf8'), content);
+});
+
+test('X5: the name codec keeps every byte, leaves valid names as they are, and spells the rest for people', async (t) => {
+  const { decodePathBytes, pathBytes, isUtf8Path, displayPath } = await import(path.join(ROOT, 'dist', 'lib', 'paths.js'));
+  const decode = (buf) => decodePathBytes(buf, 0, buf.length);
+  for (const valid of ['plain.txt', 'ünïcødé/名前.md', 'emoji 💩.txt', 'real \uFFFD replacement', 'ë\ud83d\udca9']) {
+    t.is(decode(Buffer.from(valid)), valid);
+    t.true(isUtf8Path(valid));
+  }
+  const samples = [[0xff], [0x62, 0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf0, 0x9f, 0x92], [0xe2, 0x82, 0xac, 0x80], [0xf0, 0x9f, 0x92, 0xa9, 0xfe]];
+  // And random bytes: the decoded string always gives the same bytes back.
+  let seed = 7;
+  for (let n = 0; n < 200; n++) samples.push(Array.from({ length: 1 + (n % 9) }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 256));
+  const seen = new Set();
+  for (const bytes of samples) {
+    const buf = Buffer.from(bytes);
+    const name = decode(buf);
+    t.deepEqual(pathBytes(name), buf, JSON.stringify(bytes));
+    t.is(isUtf8Path(name), Buffer.from(buf.toString('utf8')).equals(buf), JSON.stringify(bytes));
+    seen.add(name);
+  }
+  t.is(seen.size, new Set(samples.map((b) => Buffer.from(b).toString('hex'))).size, 'no two byte strings share a name');
+  t.is(displayPath(decode(Buffer.from([0x62, 0xff, 0x2e, 0xf0, 0x9f, 0x92, 0xa9]))), 'b\\xff.💩');
 });

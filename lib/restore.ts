@@ -40,12 +40,14 @@ import {
   type ActionCounts,
   type Plan,
   type PlannedFile,
+  type ReconcileInput,
   type TreeEntry,
   type Want,
 } from './restore-plan.js';
 import { EMPTY_TREE } from './objects.js';
 import type { StoreContext } from './context.js';
 import { snapshotLocked, withScratchCapture } from './snapshot.js';
+import { storeRootsInside } from './store.js';
 import { revertTrees, type ConflictMode, type RevertConflict, type RevertStep } from './merge.js';
 import { gitVersion, versionBelow } from './runner.js';
 import { diffTrees } from './inspect.js';
@@ -123,6 +125,11 @@ async function captureLive(ctx: StoreContext, dryRun: boolean, message: string):
     const entries = await listTree(repoOf(ctx), result.tree, undefined, objectDir);
     return { tree: result.tree, guard: null, entries, uncaptured: result.skipped };
   });
+}
+
+/** reconcile, with every store root inside the workspace left alone. */
+function reconcileHere(ctx: StoreContext, input: Omit<ReconcileInput, 'protectedDirs'>): Plan {
+  return reconcile({ ...input, protectedDirs: storeRootsInside(ctx.location.root, ctx.env) });
 }
 
 function totalCounts(plan: Plan, failures: ApplyFailure[]): ActionCounts & { failed: number } {
@@ -253,7 +260,7 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
   const selected = (p: string) => isSelected(p, selection);
   const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-  const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
+  const plan = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
   const uncapturedLeftovers = live.uncaptured.filter((s) => selected(s.path) && !targetEntries.has(s.path)).map((s) => s.path);
   plan.leftovers = [...leftovers, ...uncapturedLeftovers].sort();
   return execute(ctx, 'restore', target.id, live, plan, selection, dryRun);
@@ -304,7 +311,7 @@ export async function revertLocked(
     const original = new Map<string, TreeEntry | null>();
     for (const step of steps) for (const c of step.changes) original.set(c.path, c.before);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-    const merged = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
+    const merged = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true });
     const conflicted = new Map(conflicts.map((c) => [c.path, c]));
     const files = merged.files.map((f): PlannedFile => {
       const conflict = conflicted.get(f.path);
@@ -379,7 +386,7 @@ async function revertWhole(ctx: StoreContext, target: CheckpointRecord, dryRun: 
     reason: `${c.reason} (git ${THREE_WAY_GIT} or newer would keep later edits in other lines)`,
   }));
   const plan = withExtraFiles(
-    reconcile({ want, live: live.entries, disk, replaceCaptured: true }),
+    reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true }),
     [...whole, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
     [],
   );
@@ -422,7 +429,7 @@ export async function undoLocked(
   }
   const want = new Map<string, Want>(changes.map((c) => [c.path, c.before]));
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-  const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
+  const plan = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true });
   return execute(ctx, 'undo', last.id, live, plan, undefined, dryRun);
 }
 

@@ -45,9 +45,9 @@ import { isUtf8Path } from './paths.js';
 import { probeDegraded } from './probe.js';
 import type { TreeChange } from './restore-plan.js';
 import { git, type GitCall } from './runner.js';
-import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes } from './scan.js';
+import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
-import { writeFileAtomic } from './store.js';
+import { storeRootsInside, writeFileAtomic } from './store.js';
 import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
 
 export interface SnapshotOptions {
@@ -151,7 +151,7 @@ interface Progress {
 
 type CapturePlan = ReturnType<typeof planCapture> & { secrets: Awaited<ReturnType<typeof secretMatcher>> };
 
-/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale gitlinks dropped. */
+/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale entries dropped. */
 async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<CheckpointRecord | undefined> {
   const latestRead = readLatest(ctx.paths.ledger);
   assertWritableSchema(latestRead.newestSchema);
@@ -160,9 +160,12 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
     // Index lost: rebuild it from the latest tree; stat data is empty, so git rehashes what it must.
     await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
   }
-  syncExcludes(ctx.location, ctx.paths, ctx.scratch !== undefined);
+  syncExcludes(ctx.location, ctx.paths, ctx.env, ctx.scratch !== undefined);
   // A nested repository that is plain files now (its .git removed): out of the index, so the scan lists its files as new.
   await forceRemove(ctx, await staleGitlinks(ctx, signal), signal);
+  // A store root inside the workspace is excluded; what was captured of it before that leaves the index.
+  const storeRoots = storeRootsInside(ctx.location.root, ctx.env);
+  if (storeRoots.length) await forceRemove(ctx, await trackedBelow(ctx, storeRoots, signal), signal);
   return latest;
 }
 

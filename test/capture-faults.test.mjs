@@ -1,9 +1,9 @@
 // Capture faults from the red-team report of 2026-12 (X1, X4–X8): each case loses nothing silently.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write } from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {
@@ -269,10 +269,18 @@ test('X5: the name codec keeps every byte, leaves valid names as they are, and s
     t.is(decode(Buffer.from(valid)), valid);
     t.true(isUtf8Path(valid));
   }
-  const samples = [[0xff], [0x62, 0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf0, 0x9f, 0x92], [0xe2, 0x82, 0xac, 0x80], [0xf0, 0x9f, 0x92, 0xa9, 0xfe]];
+  const samples = [
+    [0xff],
+    [0x62, 0xc3, 0x28],
+    [0xed, 0xa0, 0x80],
+    [0xf0, 0x9f, 0x92],
+    [0xe2, 0x82, 0xac, 0x80],
+    [0xf0, 0x9f, 0x92, 0xa9, 0xfe],
+  ];
   // And random bytes: the decoded string always gives the same bytes back.
   let seed = 7;
-  for (let n = 0; n < 200; n++) samples.push(Array.from({ length: 1 + (n % 9) }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 256));
+  for (let n = 0; n < 200; n++)
+    samples.push(Array.from({ length: 1 + (n % 9) }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 256));
   const seen = new Set();
   for (const bytes of samples) {
     const buf = Buffer.from(bytes);
@@ -283,4 +291,74 @@ test('X5: the name codec keeps every byte, leaves valid names as they are, and s
   }
   t.is(seen.size, new Set(samples.map((b) => Buffer.from(b).toString('hex'))).size, 'no two byte strings share a name');
   t.is(displayPath(decode(Buffer.from([0x62, 0xff, 0x2e, 0xf0, 0x9f, 0x92, 0xa9]))), 'b\\xff.💩');
+});
+
+test('X4: a store reached through a symlink into its own workspace is refused with one line, and nothing is written there', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a\n');
+  mkdirSync(path.join(box.ws, 'state'));
+  const link = path.join(box.base, 'storelink');
+  symlinkSync(path.join(box.ws, 'state'), link);
+  for (const env of [{ GIT_CKPT_HOME: link }, { GIT_CKPT_HOME: '', XDG_STATE_HOME: path.join(box.ws, 'xdg') }]) {
+    for (const args of [['snapshot'], ['log'], ['status'], ['restore', 'latest']]) {
+      const r = await ckpt(box, args, { env });
+      t.is(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      t.regex(r.stderr, /^git-ckpt: refusing a store inside its own workspace: .*; set GIT_CKPT_HOME to a folder outside .*\n$/);
+    }
+  }
+  t.deepEqual(readdirSync(path.join(box.ws, 'state')), []);
+  t.false(existsSync(path.join(box.ws, 'xdg')));
+  const hook = await ckpt(box, ['hook', 'claude', 'post'], {
+    env: { GIT_CKPT_HOME: link },
+    input: JSON.stringify({
+      session_id: 's1',
+      cwd: box.ws,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'ls' },
+      tool_use_id: 't1',
+    }),
+  });
+  t.is(hook.code, 0);
+  t.regex(readFileSync(path.join(link, 'hook.log'), 'utf8'), /no checkpoint: refusing a store inside its own workspace/);
+});
+
+test('X4: another store root inside the workspace (through a symlink too) is never captured, and a restore never writes there', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'a1\n');
+  // Another workspace keeps its stores in XDG_STATE_HOME, reached through a symlink into this one.
+  mkdirSync(path.join(box.ws, 'xdg'));
+  const xdgLink = path.join(box.base, 'xdglink');
+  symlinkSync(path.join(box.ws, 'xdg'), xdgLink);
+  const other = path.join(box.base, 'other');
+  mkdirSync(other);
+  writeFileSync(path.join(other, 'o.txt'), 'o\n');
+  const otherEnv = { GIT_CKPT_HOME: '', XDG_STATE_HOME: xdgLink };
+  await ckptJson(box, ['snapshot'], { cwd: other, env: otherEnv });
+  const otherStore = path.join(
+    box.ws,
+    'xdg',
+    'git-ckpt',
+    readdirSync(path.join(box.ws, 'xdg', 'git-ckpt')).find((d) => d.startsWith('other-')),
+  );
+  // Taken where that root is unknown (no XDG_STATE_HOME): the other store is captured, as it was before.
+  const before = await ckptJson(box, ['snapshot']);
+  t.true([...lsTree(box, before.id).keys()].some((p) => p.startsWith('xdg/git-ckpt/')));
+  // Where it is known, it leaves the checkpoint and stays out.
+  const env = { XDG_STATE_HOME: xdgLink };
+  write(box, 'a.txt', 'a2\n');
+  const two = await ckptJson(box, ['snapshot'], { env });
+  t.deepEqual([...lsTree(box, two.id).keys()], ['a.txt']);
+  writeFileSync(path.join(other, 'o.txt'), 'o2\n');
+  await ckptJson(box, ['snapshot'], { cwd: other, env: otherEnv });
+  t.false((await ckptJson(box, ['snapshot'], { env })).created, 'its changes are no changes here');
+  // A restore to the checkpoint that holds it writes and deletes nothing there.
+  rmSync(path.join(otherStore, 'pack-state.json'));
+  const stateBefore = treeState(otherStore);
+  const back = await ckptJson(box, ['restore', before.id, '--delete-new'], { env });
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'a1\n');
+  t.true(back.files.some((f) => f.path.startsWith('xdg/') && f.action === 'skip' && /git-ckpt's stores/.test(f.reason)));
+  t.false(back.files.some((f) => f.path.startsWith('xdg/') && f.action !== 'skip' && f.action !== 'unchanged'));
+  t.is(treeState(otherStore), stateBefore);
+  t.is((await ckptJson(box, ['log'], { cwd: other, env: otherEnv })).length, 2, 'the other workspace keeps its checkpoints');
 });

@@ -160,11 +160,11 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
     // Index lost: rebuild it from the latest tree; stat data is empty, so git rehashes what it must.
     await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
   }
-  syncExcludes(ctx.location, ctx.paths, ctx.env, ctx.scratch !== undefined);
+  const storeRoots = storeRootsInside(ctx.location.root, ctx.env);
+  syncExcludes(ctx.location, ctx.paths, storeRoots, ctx.scratch !== undefined);
   // A nested repository that is plain files now (its .git removed): out of the index, so the scan lists its files as new.
   await forceRemove(ctx, await staleGitlinks(ctx, signal), signal);
-  // A store root inside the workspace is excluded; what was captured of it before that leaves the index.
-  const storeRoots = storeRootsInside(ctx.location.root, ctx.env);
+  // Store roots inside the workspace are excluded; what was captured of one before that leaves the index.
   if (storeRoots.length) await forceRemove(ctx, await trackedBelow(ctx, storeRoots, signal), signal);
   return latest;
 }

@@ -43,6 +43,8 @@ export interface GitPathMessages {
   skipped: SkippedPath[];
   /** Every other non-empty line, for the caller to judge. */
   other: string[];
+  /** Whether `git add` listed named paths below ignored folders (its exit 1 then means only that). */
+  ignoredAdvice: boolean;
 }
 
 /** Pure: the paths git could not read, from its stderr. */
@@ -50,10 +52,11 @@ export function pathMessages(stderr: string): GitPathMessages {
   const skipped = new Map<string, SkippedPath>();
   const other: string[] = [];
   let inIgnoredList = false;
+  let ignoredAdvice = false;
   for (const line of stderr.split('\n')) {
     if (!line) continue;
     if (line === IGNORED_HEADER) {
-      inIgnoredList = true;
+      inIgnoredList = ignoredAdvice = true;
       continue;
     }
     // The ignored list is bare names, one a line, until the next tagged line.
@@ -66,5 +69,5 @@ export function pathMessages(stderr: string): GitPathMessages {
     if (!skip) other.push(line);
     else if (!skipped.has(skip.path)) skipped.set(skip.path, skip);
   }
-  return { skipped: [...skipped.values()], other };
+  return { skipped: [...skipped.values()], other, ignoredAdvice };
 }

@@ -47,9 +47,10 @@ export async function stageBatch(
   );
   // Exit 1 means some path was not staged, or only that a named path lies below an ignored folder
   // (git still updates the tracked files there): either way the rest of the index is written.
-  // A line that explains neither is a real failure.
-  const { skipped, other } = pathMessages(result.stderr);
-  if (result.code !== 0 && other.length) throw new CkptError('git', `git add failed: ${other[0]}`);
+  // An exit that neither explains is a real failure.
+  const { skipped, other, ignoredAdvice } = pathMessages(result.stderr);
+  if (result.code !== 0 && (other.length || (!skipped.length && !ignoredAdvice)))
+    throw new CkptError('git', `git add failed: ${other[0] ?? `exit ${result.code}`}`);
   return skipped;
 }
 

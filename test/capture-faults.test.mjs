@@ -70,7 +70,7 @@ test("X1: git add's messages: the ignored-paths advice explains exit 1, a path g
     'hint: Turn this message off by running',
     'hint: "git config advice.addIgnoredFile false"',
   ];
-  t.deepEqual(pathMessages(`${advice.join('\n')}\n`), { skipped: [], other: [] });
+  t.deepEqual(pathMessages(`${advice.join('\n')}\n`), { skipped: [], other: [], ignoredAdvice: true });
   const unreadable = [
     'error: open("secret.txt"): Permission denied',
     "error: unable to index file 'secret.txt'",
@@ -79,10 +79,11 @@ test("X1: git add's messages: the ignored-paths advice explains exit 1, a path g
   t.deepEqual(pathMessages(unreadable.join('\n')), {
     skipped: [{ path: 'secret.txt', reason: 'unreadable' }],
     other: ['fatal: adding files failed'],
+    ignoredAdvice: false,
   });
   // A full store is not an unreadable file: it must fail the snapshot, not become a skip.
   const full = pathMessages('error: unable to create temporary file: No space left on device\n');
-  t.deepEqual(full, { skipped: [], other: ['error: unable to create temporary file: No space left on device'] });
+  t.deepEqual(full, { skipped: [], other: ['error: unable to create temporary file: No space left on device'], ignoredAdvice: false });
 });
 
 /** Make `rel` (a chain of folders past PATH_MAX) and a file in it: one level at a time, as no absolute path reaches it. */

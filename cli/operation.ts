@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { OperationReport, RecoveryReport } from '../lib/restore.js';
 import type { PlannedFile } from '../lib/restore-plan.js';
+import { displayPath } from '../lib/paths.js';
 import { printJson } from './common.js';
 import { dim, green, red, shortId, yellow } from './format.js';
 
@@ -52,7 +53,7 @@ export function printOperation(r: OperationReport, json: boolean): void {
   if (r.dryRun) {
     out.push(`${verb(r)}: dry run, nothing was changed`);
     for (const f of changing)
-      out.push(`  ${ACTION_PAINT[f.action](f.action.padEnd(9))} ${f.path}${f.reason ? dim(`  (${f.reason})`) : ''}`);
+      out.push(`  ${ACTION_PAINT[f.action](f.action.padEnd(9))} ${displayPath(f.path)}${f.reason ? dim(`  (${f.reason})`) : ''}`);
     if (changing.length === 0) {
       // Leftovers (files the checkpoint lacks) are listed below: the workspace matches only without them.
       out.push(
@@ -62,19 +63,19 @@ export function printOperation(r: OperationReport, json: boolean): void {
       );
     }
   } else {
-    for (const f of changing.filter((f) => f.action === 'skip')) out.push(`skipped: ${f.path} (${f.reason})`);
-    for (const f of r.failures) out.push(`failed:  ${f.path}: ${f.error}`);
+    for (const f of changing.filter((f) => f.action === 'skip')) out.push(`skipped: ${displayPath(f.path)} (${f.reason})`);
+    for (const f of r.failures) out.push(`failed:  ${displayPath(f.path)}: ${f.error}`);
   }
   if (r.leftovers.length) {
     const note = r.op === 'restore' ? ' (not in the checkpoint, left alone; --delete-new removes captured ones)' : '';
     out.push(`leftovers: ${r.leftovers.length}${note}`);
-    for (const p of r.leftovers.slice(0, LEFTOVERS_SHOWN)) out.push(`  ${p}`);
+    for (const p of r.leftovers.slice(0, LEFTOVERS_SHOWN)) out.push(`  ${displayPath(p)}`);
     if (r.leftovers.length > LEFTOVERS_SHOWN) out.push(`  … and ${r.leftovers.length - LEFTOVERS_SHOWN} more`);
   }
   // A skipped path is listed once: in the plan's lines above, with the plan's reason.
   const listed = new Set(changing.filter((f) => f.action === 'skip').map((f) => f.path));
   for (const s of r.uncaptured.filter((u) => !listed.has(u.path)).slice(0, LEFTOVERS_SHOWN))
-    out.push(`not captured, never touched: ${s.path} (${s.reason})`);
+    out.push(`not captured, never touched: ${displayPath(s.path)} (${s.reason})`);
   out.push(`${r.dryRun ? 'would be: ' : ''}${countsLine(r)}`);
   if (!r.dryRun) {
     if (r.record)

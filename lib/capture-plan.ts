@@ -5,6 +5,7 @@
  */
 import type { Ignore } from 'ignore';
 import type { SkippedPath } from './ledger.js';
+import { isUtf8Path } from './paths.js';
 import type { Settings } from './settings.js';
 
 export interface ScanResult {
@@ -16,6 +17,8 @@ export interface ScanResult {
   newDirs: string[];
   /** Directories with tracked files that are repositories of their own now, with those files. */
   nestedRepos?: { root: string; tracked: string[] }[];
+  /** What git said it could not read (a folder past PATH_MAX, an unreadable one). */
+  unreadable?: SkippedPath[];
 }
 
 /** Pure: parse `git ls-files -z -t -m -d -o [--directory]` output. */
@@ -37,8 +40,11 @@ export function parseScan(entries: string[]): ScanResult {
 }
 
 export interface PathFacts {
-  /** 'beyond-symlink': an ancestor directory was replaced by a symlink (git refuses to stage through it). */
-  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing' | 'beyond-symlink';
+  /**
+   * 'beyond-symlink': an ancestor directory was replaced by a symlink (git refuses to stage through it).
+   * 'too-long': the path is past PATH_MAX, so it cannot be read.
+   */
+  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing' | 'beyond-symlink' | 'too-long';
   size: number;
 }
 
@@ -74,6 +80,8 @@ export interface NewDirExpansion {
   files: Map<string, string[]>;
   /** Directories over the limit, with the count seen when counting stopped. */
   overLimit: Map<string, number>;
+  /** What git said it could not read while listing them. */
+  unreadable?: SkippedPath[];
 }
 
 /**
@@ -95,6 +103,9 @@ export function planCapture(
   for (const [dir, count] of expansion.overLimit) {
     skipped.push({ path: dir, reason: 'new-directory-too-many-files', size: count });
   }
+  skipped.push(...(scan.unreadable ?? []), ...(expansion.unreadable ?? []));
+  // A new folder whose own name is not UTF-8 is not listed (planFromDisk leaves it out of the expansion).
+  for (const dir of scan.newDirs) if (!isUtf8Path(dir)) skipped.push({ path: dir, reason: 'name-not-utf8' });
   const candidates: Array<{ path: string; tracked: boolean }> = [
     ...scan.modified.map((p) => ({ path: p, tracked: true })),
     ...scan.untracked.map((p) => ({ path: p, tracked: false })),
@@ -119,6 +130,11 @@ export function planCapture(
       stage.push(p); // an embedded repository: git records its HEAD as a gitlink
       continue;
     }
+    if (!isUtf8Path(p)) {
+      skipped.push({ path: p, reason: 'name-not-utf8' });
+      if (tracked) forceRemove.push(p);
+      continue;
+    }
     if (secrets.ignores(p)) {
       skipped.push({ path: p, reason: 'secret' });
       if (tracked) forceRemove.push(p);
@@ -138,6 +154,10 @@ export function planCapture(
       case 'beyond-symlink':
         if (tracked) forceRemove.push(p); // gone from here; the link itself comes as untracked
         break;
+      case 'too-long':
+        skipped.push({ path: p, reason: 'path-too-long' });
+        if (tracked) forceRemove.push(p);
+        break;
       case 'file':
       case 'symlink':
         if (fact.kind === 'file' && fact.size > settings.maxFileBytes) {
@@ -153,7 +173,7 @@ export function planCapture(
   for (const p of scan.deleted) {
     if (inNested.has(p)) continue;
     const kind = facts.get(p)?.kind;
-    if (kind === 'dir' || kind === 'beyond-symlink') forceRemove.push(p);
+    if (kind === 'dir' || kind === 'beyond-symlink' || !isUtf8Path(p)) forceRemove.push(p);
     else stage.push(p);
   }
   return { stage, forceRemove, skipped, sizes };

@@ -4,6 +4,7 @@
  * attribution, changed and uncaptured paths. No colour, no terminal.
  */
 import type { CheckpointRecord } from './ledger.js';
+import { displayPath } from './paths.js';
 
 export function shortId(id: string): string {
   return id.slice(0, 8);
@@ -55,7 +56,7 @@ export function plainStats(r: Pick<CheckpointRecord, 'stats'>): string {
 }
 
 export function firstPaths(r: CheckpointRecord, max = 3): string {
-  const shown = r.paths.slice(0, max).map((p) => p.path);
+  const shown = r.paths.slice(0, max).map((p) => displayPath(p.path));
   const more = r.changed - shown.length;
   return shown.join(', ') + (more > 0 ? ` (+${more} more)` : '');
 }
@@ -66,11 +67,13 @@ export function skippedLines(r: Pick<CheckpointRecord, 'skipped' | 'skippedCount
     secret: 'secret',
     'new-directory-too-many-files': 'new directory with too many files',
     unreadable: 'unreadable',
+    'path-too-long': 'path too long',
+    'name-not-utf8': 'name is not valid UTF-8',
     'nested-repo-without-commit': 'nested repository without a commit',
   };
   const lines = r.skipped.map((s) => {
     const size = s.size === undefined ? '' : s.reason === 'too-large' ? ` (${formatBytes(s.size)})` : ` (${s.size}+ files)`;
-    return `not captured: ${s.path}: ${reasons[s.reason] ?? s.reason}${size}`;
+    return `not captured: ${displayPath(s.path)}: ${reasons[s.reason] ?? s.reason}${size}`;
   });
   if (r.skippedCount > r.skipped.length) lines.push(`not captured: … and ${r.skippedCount - r.skipped.length} more`);
   return lines;

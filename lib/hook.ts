@@ -17,7 +17,7 @@ import { storePaths, storeRoot, type StorePaths } from './store.js';
 import { DEFAULT_SETTINGS, type Settings } from './settings.js';
 import { callFailure } from './transcript.js';
 import { noCheckpointYet, runningBaseline } from './baseline.js';
-import { unsafePathReason } from './paths.js';
+import { displayPath, unsafePathReason } from './paths.js';
 import { locateWorkspace } from './locate.js';
 
 export interface HookRun {
@@ -223,7 +223,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       const skips = result.skippedCount
         ? `${result.skippedCount} path(s) not captured: ${result.skipped
             .slice(0, 5)
-            .map((s) => `${s.path} (${s.reason})`)
+            .map((s) => `${displayPath(s.path)} (${s.reason})`)
             .join(', ')}`
         : '';
       const skipNote = changedSkipNote(ctx.paths.hookSkips, skips) && skips ? skips : undefined;

@@ -47,7 +47,14 @@ export interface OperationInfo {
 
 export interface SkippedPath {
   path: string;
-  reason: 'too-large' | 'secret' | 'new-directory-too-many-files' | 'unreadable' | 'nested-repo-without-commit';
+  reason:
+    | 'too-large'
+    | 'secret'
+    | 'new-directory-too-many-files'
+    | 'unreadable'
+    | 'path-too-long'
+    | 'name-not-utf8'
+    | 'nested-repo-without-commit';
   /** Size in bytes (too-large) or file count (directories). */
   size?: number;
 }

@@ -1,7 +1,8 @@
 /**
  * Workspace discovery: the git toplevel when the directory is inside a work tree,
  * otherwise the directory itself. Discovery walks up looking for `.git` the way
- * git does, in-process, so that every command saves a process start.
+ * git does, in-process, so that every command saves a process start. A git
+ * directory itself (a bare repository, or any folder inside one) is refused.
  */
 import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -42,6 +43,21 @@ function gitDirAt(dir: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether `dir` is a repository's own folder (a bare repository, a separate git
+ * dir, a linked worktree's admin folder), by git's own signature: a HEAD file,
+ * and objects/ and refs/ here or in its common dir.
+ */
+function isGitDirectory(dir: string): boolean {
+  try {
+    if (!statSync(path.join(dir, 'HEAD')).isFile()) return false;
+  } catch {
+    return false;
+  }
+  const common = commonDirOf(dir);
+  return existsSync(path.join(common, 'objects')) && existsSync(path.join(common, 'refs'));
+}
+
 function commonDirOf(gitDir: string): string {
   try {
     const rel = readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
@@ -68,6 +84,8 @@ export function locateWorkspace(startDir: string): WorkspaceLocation {
   let root = real;
   let userGitDir: string | undefined;
   for (let dir = real; ; ) {
+    // Snapshotting a repository's own files as a folder would let a restore rewind its refs.
+    if (isGitDirectory(dir)) throw new CkptError('bad-workspace', `refusing to use a git directory as a workspace: ${dir}`);
     const found = gitDirAt(dir);
     if (found) {
       root = dir;

@@ -124,6 +124,15 @@ function isStale(text: string, ageMs: number): boolean {
   return !processAlive(owner.pid);
 }
 
+/** Why a store cannot be written, in words, by errno. */
+const CANNOT_WRITE: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'a read-only file system',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'over the disk quota',
+};
+
 function tryCreate(file: string): boolean {
   try {
     symlinkSync(ownerText(), file);
@@ -131,7 +140,15 @@ function tryCreate(file: string): boolean {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
-    throw new CkptError('io', `cannot create lock ${file}: ${(err as Error).message}`, { errno: code }, { cause: err });
+    const why = code && CANNOT_WRITE[code];
+    throw new CkptError(
+      'io',
+      why
+        ? `cannot write the store to lock it (${why}): ${file}; status, diff, fsck and dry runs still work`
+        : `cannot create lock ${file}: ${(err as Error).message}`,
+      { errno: code },
+      { cause: err },
+    );
   }
 }
 

@@ -170,10 +170,16 @@ export async function indexBlobs(paths: StorePaths): Promise<string[]> {
   });
   const blobs: string[] = [];
   for (const entry of splitZ(index.stdout)) {
-    const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);
-    if (m && m[1] !== '160000') blobs.push(m[2]!);
+    const parsed = parseStageEntry(entry);
+    if (parsed && parsed.mode !== '160000') blobs.push(parsed.oid);
   }
   return blobs;
+}
+
+/** One `ls-files -s -z` entry: "<mode> <oid> <stage>\t<path>". */
+export function parseStageEntry(entry: string): { mode: string; oid: string; path: string } | undefined {
+  const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);
+  return m ? { mode: m[1]!, oid: m[2]!, path: entry.slice(m[0].length) } : undefined;
 }
 
 // Reads of trees and objects, shared by restore, snapshot and fsck.

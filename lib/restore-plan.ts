@@ -73,7 +73,11 @@ export interface ReconcileInput {
   disk: Map<string, DiskFact>;
   /** Replace a captured symlink where a regular file is wanted, and delete captured leftovers in the way. */
   replaceCaptured: boolean;
+  /** Folders nothing is written to or deleted from (store roots inside the workspace). */
+  protectedDirs?: readonly string[];
 }
+
+const STORE_REASON = "inside a folder of git-ckpt's stores; never written";
 
 export const GITLINK = '160000';
 export const SYMLINK = '120000';
@@ -112,6 +116,7 @@ export function reconcile(input: ReconcileInput): Plan {
   const deleting = new Set<string>();
   const paths = [...input.want.keys()].sort();
 
+  const isProtected = (p: string) => (input.protectedDirs ?? []).some((d) => p === d || p.startsWith(`${d}/`));
   for (const p of paths) {
     if (input.want.get(p) !== null) continue;
     const live = input.live.get(p);
@@ -119,6 +124,7 @@ export function reconcile(input: ReconcileInput): Plan {
     const unsafe = unsafePathReason(p);
     let file: PlannedFile;
     if (unsafe) file = { path: p, action: 'skip', reason: `unsafe path refused: ${unsafe}` };
+    else if (isProtected(p)) file = { path: p, action: 'skip', reason: STORE_REASON };
     else if (disk.kind === 'missing') file = { path: p, action: 'unchanged' };
     else if (!live) file = { path: p, action: 'skip', reason: 'never captured (ignored, too large or secret); left alone' };
     else if (live.mode === GITLINK) file = { path: p, action: 'skip', reason: 'a nested repository; its content is not captured' };
@@ -135,7 +141,8 @@ export function reconcile(input: ReconcileInput): Plan {
     if (!want) continue;
     const live = input.live.get(p);
     const disk = fact(input, p);
-    decided.set(p, decideWrite(p, want, live, disk, deleting, input.replaceCaptured));
+    if (isProtected(p)) decided.set(p, { path: p, action: 'skip', reason: STORE_REASON, ...(live ? { from: live } : {}) });
+    else decided.set(p, decideWrite(p, want, live, disk, deleting, input.replaceCaptured));
   }
 
   const files = paths.map((p) => decided.get(p)!);

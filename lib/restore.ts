@@ -43,6 +43,7 @@ import {
   type ActionCounts,
   type Plan,
   type PlannedFile,
+  type ReconcileInput,
   type TreeChange,
   type TreeEntry,
   type Want,
@@ -50,6 +51,7 @@ import {
 import { EMPTY_TREE } from './objects.js';
 import type { StoreContext } from './context.js';
 import { snapshotLocked, withScratchCapture } from './snapshot.js';
+import { storeRootsInside } from './store.js';
 import { revertTrees, type ConflictMode, type RevertConflict, type RevertStep } from './merge.js';
 import { gitVersion, versionBelow } from './runner.js';
 import { diffTrees } from './inspect.js';
@@ -180,6 +182,11 @@ function resultCounts(plan: Plan, failures: readonly ApplyFailure[]): ActionCoun
   const failed = new Set(failures.map((f) => f.path));
   for (const f of plan.files) if (failed.has(f.path) && f.action !== 'skip' && f.action !== 'unchanged') counts[f.action]--;
   return counts;
+}
+
+/** reconcile, with every store root inside the workspace left alone. */
+function reconcileHere(ctx: StoreContext, input: Omit<ReconcileInput, 'protectedDirs'>): Plan {
+  return reconcile({ ...input, protectedDirs: storeRootsInside(ctx.location.root, ctx.env) });
 }
 
 function journalEntries(plan: Plan): JournalEntry[] {
@@ -350,7 +357,7 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
     const selected = (p: string) => isSelected(p, selection);
     const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-    const reconciled = reconcile({ want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
+    const reconciled = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
     const uncapturedLeftovers = live.uncaptured.filter((s) => selected(s.path) && !targetEntries.has(s.path)).map((s) => s.path);
     const plan = { ...reconciled, leftovers: [...leftovers, ...uncapturedLeftovers].sort() };
     const report = await execute(ctx, { op: 'restore', target: target.id, live, plan, paths: selection }, options);
@@ -401,7 +408,7 @@ export async function revertLocked(
     const original = new Map<string, TreeEntry | null>();
     for (const step of steps) for (const c of step.changes) original.set(c.path, c.before);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-    const merged = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
+    const merged = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true });
     const conflicted = new Map(conflicts.map((c) => [c.path, c]));
     const files = merged.files.map((f): PlannedFile => {
       const conflict = conflicted.get(f.path);
@@ -476,7 +483,7 @@ async function revertWholeLive(
     reason: `${c.reason} (git ${THREE_WAY_GIT} or newer would keep later edits in other lines)`,
   }));
   const plan = withExtraFiles(
-    reconcile({ want, live: live.entries, disk, replaceCaptured: true }),
+    reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true }),
     [...whole, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
     [],
   );
@@ -530,7 +537,7 @@ async function undoLive(
   }
   const want = new Map<string, Want>(changes.map((c) => [c.path, c.before]));
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-  const plan = reconcile({ want, live: live.entries, disk, replaceCaptured: true });
+  const plan = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true });
   return execute(ctx, { op: 'undo', target: last.id, live, plan }, options);
 }
 

@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { CkptError } from './errors.js';
+import { decodePathBytes, displayPath, isUtf8Path, pathBytes } from './paths.js';
 
 const ALLOWED_VERBS = new Set([
   'init',
@@ -140,6 +141,8 @@ export function buildArgv(call: GitCall): string[] {
     argv.push('--');
     for (const p of call.paths) {
       if (p.includes('\0')) throw new CkptError('refused', 'path contains NUL');
+      // argv is encoded as UTF-8: a name that is not would reach git as another name.
+      if (!isUtf8Path(p)) throw new CkptError('refused', `path is not valid UTF-8: ${JSON.stringify(displayPath(p)).slice(0, 80)}`);
       argv.push(p);
     }
   }
@@ -269,19 +272,26 @@ export function git(call: GitCall): Promise<GitResult> {
   });
 }
 
-/** Split NUL-terminated output into strings (paths keep every byte git gave us, decoded as UTF-8). */
+/** Split NUL-terminated output into strings; every byte is kept, names that are not UTF-8 included (see decodePathBytes). */
 export function splitZ(buf: Buffer): string[] {
   const parts: string[] = [];
   let start = 0;
   for (let i = 0; i < buf.length; i++) {
     if (buf[i] === 0) {
-      parts.push(buf.toString('utf8', start, i));
+      parts.push(decodePathBytes(buf, start, i));
       start = i + 1;
     }
   }
-  if (start < buf.length) parts.push(buf.toString('utf8', start));
+  if (start < buf.length) parts.push(decodePathBytes(buf, start, buf.length));
   return parts;
 }
+
+/** Paths for git's stdin with -z: each one's own bytes, NUL-terminated. */
+export function nulTerminated(paths: readonly string[]): Buffer {
+  return Buffer.concat(paths.flatMap((p) => [pathBytes(p), NUL]));
+}
+
+const NUL = Buffer.from([0]);
 
 /** The oldest git git-ckpt runs on (`commit-tree` with trailers, `--pathspec-from-file`, `cat-file --batch` as used). */
 export const MIN_GIT = '2.32';

@@ -40,12 +40,15 @@ import {
   type OperationInfo,
   type SkippedPath,
 } from './ledger.js';
+import { carryGitlinks, staleGitlinks } from './gitlinks.js';
 import { EMPTY_TREE, keepAllPacks, treeChanges } from './objects.js';
+import { isUtf8Path } from './paths.js';
 import { probeDegraded } from './probe.js';
+import type { TreeChange } from './restore-plan.js';
 import { git, type GitCall } from './runner.js';
-import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes } from './scan.js';
+import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
-import { writeFileAtomic } from './store.js';
+import { storeRootsInside, writeFileAtomic } from './store.js';
 import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
 
 export interface SnapshotOptions {
@@ -122,8 +125,9 @@ async function changedPaths(
   parent: string | null,
   tree: string,
   signal: AbortSignal,
-): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[] }> {
-  const changes = (await treeChanges({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir }, parent ?? EMPTY_TREE, tree, signal)).map(
+): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[]; raw?: TreeChange[] }> {
+  const raw = await treeChanges({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir }, parent ?? EMPTY_TREE, tree, signal);
+  const changes = raw.map(
     (c): ChangedPath => ({
       path: c.path,
       status: !c.before ? 'A' : !c.after ? 'D' : entryType(c.before.mode) === entryType(c.after.mode) ? 'M' : 'T',
@@ -131,6 +135,7 @@ async function changedPaths(
   );
   return {
     changes,
+    raw,
     added: changes.filter((c) => c.status === 'A').map((c) => c.path),
     modified: changes.filter((c) => c.status === 'M' || c.status === 'T').map((c) => c.path),
   };
@@ -149,7 +154,7 @@ interface Progress {
 
 type CapturePlan = ReturnType<typeof planCapture> & { secrets: Awaited<ReturnType<typeof secretMatcher>> };
 
-/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync. */
+/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale entries dropped. */
 async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<CheckpointRecord | undefined> {
   const latestRead = readLatest(ctx.paths.ledger);
   assertWritableSchema(latestRead.newestSchema);
@@ -158,15 +163,21 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
     // Index lost: rebuild it from the latest tree; stat data is empty, so git rehashes what it must.
     await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
   }
-  syncExcludes(ctx.location, ctx.paths, ctx.scratch !== undefined);
+  const storeRoots = storeRootsInside(ctx.location.root, ctx.env);
+  syncExcludes(ctx.location, ctx.paths, storeRoots, ctx.scratch !== undefined);
+  // A nested repository that is plain files now (its .git removed): out of the index, so the scan lists its files as new.
+  await forceRemove(ctx, await staleGitlinks(ctx, signal), signal);
+  // Store roots inside the workspace are excluded; what was captured of one before that leaves the index.
+  if (storeRoots.length) await forceRemove(ctx, await trackedBelow(ctx, storeRoots, signal), signal);
   return latest;
 }
 
 /** The scan, the facts about every candidate, and the pure capture plan. */
 async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal): Promise<CapturePlan> {
   const scan = await scanWorkspace(ctx, !first, signal);
-  const expansion = scan.newDirs.length
-    ? await expandNewDirs(ctx, scan.newDirs, ctx.settings.maxNewFiles, signal)
+  const listable = scan.newDirs.filter(isUtf8Path);
+  const expansion = listable.length
+    ? await expandNewDirs(ctx, listable, ctx.settings.maxNewFiles, signal)
     : { files: new Map(), overLimit: new Map() };
   const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
   for (const list of expansion.files.values()) candidates.push(...list);
@@ -199,6 +210,9 @@ async function stageAndWrite(
   // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
   const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
   const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
+  // First: while the index still tracks files below a folder that is a repository now, git walks
+  // into it instead of recording it as a gitlink.
+  await forceRemove(ctx, plan.forceRemove, signal);
   for (let from = 0; from < units.length; ) {
     // The first batch always runs: every snapshot makes progress, however small its budget.
     if (from > 0) deadline.arm();
@@ -227,7 +241,6 @@ async function stageAndWrite(
     measured.ms += Date.now() - started;
     from = end;
   }
-  await forceRemove(ctx, plan.forceRemove, signal);
   const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
   if (dirUnits.length) {
     // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
@@ -287,7 +300,7 @@ async function commitCheckpoint(
   const diff = await changedPaths(ctx, latest?.tree ?? null, tree, signal).catch((err: unknown) => {
     if (signal.aborted) throw err;
     // The latest tree is missing (a damaged store): no stats; the commit below chains past it.
-    return { changes: [] as ChangedPath[], added: [] as string[], modified: [] as string[] };
+    return { changes: [] as ChangedPath[], added: [] as string[], modified: [] as string[], raw: undefined };
   });
   const meta = {
     time: now,
@@ -336,6 +349,7 @@ async function commitCheckpoint(
   const record: CheckpointRecord = { v: LEDGER_SCHEMA, id: committed.stdout.toString('utf8').trim(), parent, tree, ...meta };
   appendRecord(ctx.paths.ledger, record);
   writeStamp(ctx.paths, tree, { refreshed: 0, staged: Date.now() });
+  if (diff.raw) carryGitlinks(ctx.paths, latest?.tree, tree, diff.raw);
   return { record, changes: diff.changes };
 }
 

@@ -2,11 +2,12 @@
  * Staging: hashing changed files into the shadow index in bounded batches (a
  * budget stop keeps every finished batch), and the index edits around it.
  */
-import { CkptError } from './errors.js';
-import type { SkippedPath } from './ledger.js';
 import { gitCall, type StoreContext } from './context.js';
+import { CkptError } from './errors.js';
+import { pathMessages } from './git-messages.js';
+import type { SkippedPath } from './ledger.js';
 import { unsafePathReason } from './paths.js';
-import { git, splitZ } from './runner.js';
+import { git, nulTerminated, splitZ } from './runner.js';
 
 /**
  * zlib level of the packs snapshots stream into. git's default (6) spent a
@@ -19,8 +20,6 @@ const PACK_COMPRESSION = 4;
 /** Below this many files a batch writes loose objects; above it, one pack. */
 export const PACK_BATCH_MIN = 64;
 
-const ERROR_LINE_RE = /^error: '(.+?)' does not have a commit checked out$/;
-
 export async function stageBatch(
   ctx: StoreContext,
   batch: string[],
@@ -29,7 +28,6 @@ export async function stageBatch(
   signal: AbortSignal,
   onHashed: (n: number) => void,
 ): Promise<SkippedPath[]> {
-  const skipped: SkippedPath[] = [];
   const result = await git(
     gitCall(ctx, {
       verb: 'add',
@@ -37,7 +35,7 @@ export async function stageBatch(
       // One pack per batch instead of a loose file per object.
       configOverrides:
         packed && files >= PACK_BATCH_MIN ? { 'core.bigFileThreshold': '1', 'pack.compression': String(PACK_COMPRESSION) } : {},
-      input: `${batch.join('\0')}\0`,
+      input: nulTerminated(batch),
       okCodes: [1],
       signal,
       onStdout(chunk) {
@@ -47,24 +45,19 @@ export async function stageBatch(
       },
     }),
   );
-  for (const line of result.stderr.split('\n')) {
-    const m = ERROR_LINE_RE.exec(line);
-    if (m) skipped.push({ path: m[1]!, reason: 'nested-repo-without-commit' });
-    else if (line.startsWith('error: ') || line.startsWith('warning: could not open')) {
-      const quoted = /'([^']+)'/.exec(line) ?? /"([^"]+)"/.exec(line);
-      if (quoted) skipped.push({ path: quoted[1]!, reason: 'unreadable' });
-    }
-  }
-  if (result.code !== 0 && skipped.length === 0) {
-    throw new CkptError('git', `git add failed: ${result.stderr.split('\n').find((l) => l.trim()) ?? `exit ${result.code}`}`);
-  }
+  // Exit 1 means some path was not staged, or only that a named path lies below an ignored folder
+  // (git still updates the tracked files there): either way the rest of the index is written.
+  // An exit that neither explains is a real failure.
+  const { skipped, other, ignoredAdvice } = pathMessages(result.stderr);
+  if (result.code !== 0 && (other.length || (!skipped.length && !ignoredAdvice)))
+    throw new CkptError('git', `git add failed: ${other[0] ?? `exit ${result.code}`}`);
   return skipped;
 }
 
 /** Drop paths from the shadow index without touching the disk. */
 export async function forceRemove(ctx: StoreContext, paths: string[], signal: AbortSignal): Promise<void> {
   if (paths.length === 0) return;
-  await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: `${paths.join('\0')}\0`, signal }));
+  await git(gitCall(ctx, { verb: 'update-index', args: ['--force-remove', '-z', '--stdin'], input: nulTerminated(paths), signal }));
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -59,6 +60,8 @@ export interface StorePaths {
   indexStamp: string;
   probeCache: string;
   settingsCache: string;
+  /** The index's gitlinks, keyed by the tree it holds. */
+  gitlinks: string;
   /** The first snapshot taken in the background: its process and progress, while it runs. */
   baseline: string;
   /** What hooks could not do, and the last "not captured" note (logged only when it changes). */
@@ -73,9 +76,58 @@ export interface StorePaths {
 export const OBJECT_CACHES = ['indexStamp', 'probeCache'] as const satisfies readonly (keyof StorePaths)[];
 
 export function storeRoot(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.GIT_CKPT_HOME) return path.resolve(env.GIT_CKPT_HOME);
-  if (env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME)) return path.join(env.XDG_STATE_HOME, 'git-ckpt');
-  return path.join(homedir(), '.local', 'state', 'git-ckpt');
+  return storeRootChoices(env)[0]!;
+}
+
+/** Where stores can be for this environment, the one in use first: GIT_CKPT_HOME, XDG_STATE_HOME, ~/.local/state. */
+function storeRootChoices(env: NodeJS.ProcessEnv): string[] {
+  const choices: string[] = [];
+  if (env.GIT_CKPT_HOME) choices.push(path.resolve(env.GIT_CKPT_HOME));
+  if (env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME)) choices.push(path.join(env.XDG_STATE_HOME, 'git-ckpt'));
+  choices.push(path.join(homedir(), '.local', 'state', 'git-ckpt'));
+  return choices;
+}
+
+/** A path with its symlinks resolved, as far as it exists (the rest appended as given). */
+function resolveThroughLinks(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = path.dirname(p);
+    return parent === p ? p : path.join(resolveThroughLinks(parent), path.basename(p));
+  }
+}
+
+/** `inner` relative to `outer` with '/', when it lies inside it (or is it: ''); otherwise undefined. */
+function relativeInside(outer: string, inner: string): string | undefined {
+  const rel = path.relative(outer, inner);
+  if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return undefined;
+  return rel.split(path.sep).join('/');
+}
+
+/**
+ * Every store root this environment could use that lies inside the workspace,
+ * as given and through its symlinks, workspace-relative: never captured, never
+ * written by a restore (another workspace's stores may be there).
+ */
+export function storeRootsInside(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const choices = storeRootChoices(env);
+  const inside = [...choices, ...choices.map(resolveThroughLinks)].map((p) => relativeInside(workspaceRoot, p));
+  return [...new Set(inside.filter((rel): rel is string => rel !== undefined && rel !== ''))];
+}
+
+/**
+ * A store inside its own workspace (GIT_CKPT_HOME or XDG_STATE_HOME there, or a
+ * symlink into it) is refused: an agent's `rm -rf` or `git clean -x` would take
+ * the checkpoints with it, and a restore could write over them.
+ */
+function refuseStoreInWorkspace(workspaceRoot: string, storeDir: string): void {
+  const real = resolveThroughLinks(storeDir);
+  if (relativeInside(workspaceRoot, real) !== undefined)
+    throw new CkptError(
+      'store',
+      `refusing a store inside its own workspace: ${real} (an rm -rf or git clean there would delete the checkpoints); set GIT_CKPT_HOME to a folder outside ${workspaceRoot}`,
+    );
 }
 
 /** Where a workspace's store is (or will be), without creating it. */
@@ -111,6 +163,7 @@ export function storePaths(dir: string): StorePaths {
     indexStamp: path.join(dir, 'index.stamp'),
     probeCache: path.join(dir, 'probe.json'),
     settingsCache: path.join(dir, 'settings.cache'),
+    gitlinks: path.join(dir, 'gitlinks.json'),
     baseline: path.join(dir, 'baseline.json'),
     hookLog: path.join(dir, 'hook.log'),
     hookSkips: path.join(dir, 'hook.skips'),
@@ -121,11 +174,13 @@ export function storePaths(dir: string): StorePaths {
 
 /**
  * The store folder for a workspace, created (mode 0700) when `create` is set.
- * A store whose recorded workspace differs is a hash collision: refused.
+ * A store whose recorded workspace differs is a hash collision: refused; so is
+ * a store inside its workspace.
  */
 export function openStoreDir(workspaceRoot: string, create: boolean, env: NodeJS.ProcessEnv = process.env): StorePaths | undefined {
   const root = storeRoot(env);
   const paths = storePaths(path.join(root, storeName(workspaceRoot)));
+  refuseStoreInWorkspace(workspaceRoot, paths.dir);
   if (!existsSync(paths.dir)) {
     if (!create) return undefined;
     try {

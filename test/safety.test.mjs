@@ -390,3 +390,77 @@ test("a library caller's injected HOME also decides git's global ignore file", a
   t.is(r.status, 0, r.stderr);
   t.true(shadowGit(box, ['ls-tree', '--name-only', r.stdout]).split('\n').includes('leak-a.txt'));
 });
+
+test('an empty path (an unset shell variable) fails closed with one line, before anything is written', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  write(box, 'src/b.txt', '1\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'a.txt', '2\n');
+  write(box, 'src/b.txt', '2\n');
+  const ledgerBefore = readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8');
+  for (const [args, cwd] of [
+    [['restore', 'latest', '--', ''], box.ws],
+    [['restore', 'latest', '--dry-run', '--', 'a.txt', ''], box.ws],
+    [['restore', 'latest', '--', ''], path.join(box.ws, 'src')],
+    [['diff', 'latest', '--', ''], box.ws],
+  ]) {
+    const r = await ckpt(box, args, { cwd });
+    t.is(r.code, 1, args.join(' '));
+    t.is(r.stderr, 'git-ckpt: path refused: "" (empty path)\n', args.join(' '));
+    t.is(r.stdout, '');
+  }
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), '2\n');
+  t.is(readFileSync(path.join(box.ws, 'src/b.txt'), 'utf8'), '2\n');
+  t.is(readFileSync(path.join(storeDir(box), 'ledger.jsonl'), 'utf8'), ledgerBefore, 'not even a guard checkpoint');
+});
+
+test('a git directory (a bare repository, a separate git dir, or a folder inside one) is refused as a workspace by every command', async (t) => {
+  const box = sandbox({ git: false });
+  write(box, 'src/a.txt', 'a\n');
+  sh(box, ['init', '-q', 'src'], { cwd: box.ws });
+  sh(box, ['add', '.'], { cwd: path.join(box.ws, 'src') });
+  sh(box, ['commit', '-qm', 'one'], { cwd: path.join(box.ws, 'src') });
+  sh(box, ['init', '-q', '--bare', 'repo.git'], { cwd: box.ws });
+  sh(box, ['push', '-q', '../repo.git', 'main'], { cwd: path.join(box.ws, 'src') });
+  sh(box, ['init', '-q', '--separate-git-dir', path.join(box.ws, 'sep-gitdir'), 'sep'], { cwd: box.ws });
+  const bare = path.join(box.ws, 'repo.git');
+  const before = treeState(bare);
+  const dirs = [bare, path.join(bare, 'refs', 'heads'), path.join(box.ws, 'sep-gitdir')];
+  const commands = [
+    ['snapshot'],
+    ['status'],
+    ['log'],
+    ['restore', 'latest'],
+    ['diff'],
+    ['hooks', 'install', '--agent', 'claude'],
+    ['mcp', 'install', '--agent', 'claude'],
+  ];
+  for (const dir of dirs) {
+    for (const args of commands) {
+      const r = await ckpt(box, args, { cwd: dir });
+      t.is(r.code, 1, `${dir}: ${args.join(' ')}: ${r.stderr}`);
+      t.regex(r.stderr, /^git-ckpt: refusing to use a git directory as a workspace: .*\n$/, `${dir}: ${args.join(' ')}`);
+    }
+    const hook = await ckpt(box, ['hook', 'claude', 'post'], {
+      cwd: dir,
+      input: JSON.stringify({
+        session_id: 's1',
+        cwd: dir,
+        hook_event_name: 'PostToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'ls' },
+        tool_use_id: 't1',
+      }),
+    });
+    t.is(hook.code, 0, hook.stderr);
+  }
+  t.regex(
+    readFileSync(path.join(box.store, 'hook.log'), 'utf8'),
+    /claude post s1: no checkpoint: refusing to use a git directory as a workspace/,
+  );
+  t.deepEqual(readdirSync(box.store), ['hook.log'], 'no store was made');
+  t.is(treeState(bare), before);
+  // Its work trees stay workspaces.
+  t.true((await ckptJson(box, ['snapshot'], { cwd: path.join(box.ws, 'sep') })).created);
+});

@@ -12,7 +12,7 @@ interface ReferenceSection {
 }
 
 /** Commands whose positionals are checkpoint addresses (an option there is a smuggled id; ids complete there). */
-export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert']);
+export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert', 'forget']);
 
 export const DESCRIPTION =
   'Rewindable checkpoints of a workspace for people who let AI coding agents edit their code. Each checkpoint captures the whole ' +

@@ -86,6 +86,7 @@ export function planCapture(
   facts: Map<string, PathFacts>,
   settings: Settings,
   secrets: SecretMatcher,
+  forgotten: SecretMatcher = NO_SECRETS,
 ): CapturePlan {
   const stage: string[] = [];
   const forceRemove: string[] = [];
@@ -119,8 +120,9 @@ export function planCapture(
       stage.push(p); // an embedded repository: git records its HEAD as a gitlink
       continue;
     }
-    if (secrets.ignores(p)) {
-      skipped.push({ path: p, reason: 'secret' });
+    // What `git ckpt forget --path` removed from every checkpoint is never captured again.
+    if (forgotten.ignores(p) || secrets.ignores(p)) {
+      skipped.push({ path: p, reason: forgotten.ignores(p) ? 'forgotten' : 'secret' });
       if (tracked) forceRemove.push(p);
       continue;
     }

@@ -122,9 +122,22 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
 
 /** One pass: the new pack, the ledger, then the old objects. */
 async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledgerChanges: boolean): Promise<void> {
+  const list = await keptObjects(paths, kept);
+  await replaceObjects(paths, list, () => {
+    if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  });
+}
+
+/**
+ * The store's objects replaced by exactly the listed ones (`rev-list
+ * --objects` lines, or bare ids), crash-safely: one new pack, fsync'd and
+ * marked `.keep`; then the caches that may name objects about to go are
+ * cleared and `commit` runs (the ledger's rewrite, the commit point); only
+ * then every older pack and every loose object is deleted. Returns the new pack's name.
+ */
+export async function replaceObjects(paths: StorePaths, list: string, commit: () => void): Promise<string> {
   const before = packNames(paths.gitDir);
   const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
-  const list = await keptObjects(paths, kept);
   const dir = packDir(paths.gitDir);
   // One pack with exactly what the kept checkpoints need, fsync'd before anything is removed.
   const { stdout } = await git({
@@ -133,7 +146,12 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
     configOverrides: { 'core.fsync': 'committed', 'pack.writeReverseIndex': 'false' },
     gitDir: paths.gitDir,
     cwd: ensureDir(dir),
-    input: list,
+    // No blank lines: pack-objects reads one as garbage (an empty list is an empty pack).
+    input: list
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => `${line}\n`)
+      .join(''),
   });
   const made = stdout.toString('utf8').trim();
   if (!/^[0-9a-f]{40,64}$/.test(made)) throw new CkptError('git', `pack-objects gave no pack name (${made.slice(0, 80)})`);
@@ -141,7 +159,7 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
   fsyncFile(path.join(dir, `pack-${made}.idx`));
   // Caches that may name objects about to go.
   for (const cache of OBJECT_CACHES) rmSync(paths[cache], { force: true });
-  if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  commit();
   for (const name of before) {
     if (name === made) continue;
     // The index first: without it git no longer sees the pack, so a kill here leaves nothing half-visible.
@@ -149,6 +167,7 @@ async function repack(paths: StorePaths, kept: readonly CheckpointRecord[], ledg
       rmSync(path.join(dir, `pack-${name}.${ext}`), { force: true });
   }
   for (const file of loose) rmSync(file, { force: true });
+  return made;
 }
 
 function ensureDir(dir: string): string {

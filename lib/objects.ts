@@ -101,21 +101,26 @@ export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.no
 }
 
 /** The blobs the shadow index names: the next snapshot trusts its stat cache for unchanged files, so they must stay. */
-export async function indexBlobs(paths: StorePaths): Promise<string[]> {
+export async function indexBlobs(paths: StorePaths, indexFile = paths.indexFile): Promise<string[]> {
+  return [...new Set((await indexEntries(paths, indexFile)).filter((e) => e.mode !== '160000').map((e) => e.oid))];
+}
+
+/** Every entry of an index (the shadow index, or a copy of it): path, mode and blob. */
+export async function indexEntries(paths: StorePaths, indexFile = paths.indexFile): Promise<{ path: string; mode: string; oid: string }[]> {
   const index = await git({
     verb: 'ls-files',
     args: ['-s', '-z'],
     gitDir: paths.gitDir,
-    indexFile: paths.indexFile,
+    indexFile,
     cwd: paths.dir,
     okCodes: [128],
   });
-  const blobs: string[] = [];
+  const entries: { path: string; mode: string; oid: string }[] = [];
   for (const entry of splitZ(index.stdout)) {
-    const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t/.exec(entry);
-    if (m && m[1] !== '160000') blobs.push(m[2]!);
+    const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t(.*)$/s.exec(entry);
+    if (m) entries.push({ mode: m[1]!, oid: m[2]!, path: m[3]! });
   }
-  return blobs;
+  return entries;
 }
 
 // Reads of trees and objects, shared by restore, snapshot and fsck.

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { describeMissing, resolveInView, resolveSession, revertSelection, type LedgerView, type RevertSelection } from './address.js';
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
+import type { ForgetOptions, ForgetReport } from './forget.js';
+import type { ForgetInput } from './forget-plan.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
 import {
   BASELINE_HEARTBEAT_MS,
@@ -42,6 +44,8 @@ const lazy = <T>(load: () => Promise<T>): (() => Promise<T>) => {
 const restoreModule = lazy(() => import('./restore.js'));
 const gcModule = lazy(() => import('./gc.js'));
 const fsckModule = lazy(() => import('./fsck.js'));
+const forgetModule = lazy(() => import('./forget.js'));
+const forgetPlanModule = lazy(() => import('./forget-plan.js'));
 
 /** The most paths a plan's diff names one by one. */
 const PLAN_DIFF_MAX_PATHS = 2000;
@@ -105,6 +109,8 @@ export interface StatusReport {
   uncapturedCount: number;
   /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
   interrupted: InterruptedOperation | null;
+  /** A forget that was interrupted: the command that finishes it. */
+  interruptedForget: string | null;
   warnings: string[];
 }
 
@@ -338,6 +344,18 @@ export class Workspace {
     return this.exclusive(async (paths, settings) => (await gcModule()).gcLocked({ paths, settings }, options));
   }
 
+  /**
+   * Remove checkpoints (by address, a whole session, or everything older than a
+   * date), or paths from every checkpoint, from the store for good: the chain
+   * is rewritten (see forget.ts) and the objects are pruned at once. A dry run
+   * says what goes and the bytes it frees. Bad input is refused before the lock.
+   */
+  async forget(request: ForgetInput, options: ForgetOptions = {}): Promise<ForgetReport> {
+    const checked = (await forgetPlanModule()).checkRequest(request);
+    if (!this.storePaths) throw new CkptError('nothing', 'no checkpoints yet: nothing to forget');
+    return this.exclusive(async (paths, settings) => (await forgetModule()).forgetLocked(this.context(paths, settings), checked, options));
+  }
+
   /** A deep check of the store. */
   async fsck(): Promise<FsckReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
@@ -461,6 +479,10 @@ export class Workspace {
     const latest = records.at(-1) ?? null;
     const { interruptedOperation } = await restoreModule();
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
+    const interruptedForget =
+      this.storePaths && existsSync(this.storePaths.forgetMarker)
+        ? ((await forgetModule()).interruptedForget(this.storePaths) ?? null)
+        : null;
     const baseline = this.storePaths ? (runningBaseline(this.storePaths) ?? null) : null;
     // While the baseline holds the lock, comparing with the live workspace would wait for it.
     const live = latest && !interrupted && !baseline ? await this.captureLive() : undefined;
@@ -479,6 +501,7 @@ export class Workspace {
       uncaptured: live?.skipped ?? [],
       uncapturedCount: live?.skippedCount ?? 0,
       interrupted,
+      interruptedForget,
       warnings,
     };
   }

@@ -229,10 +229,12 @@ async function writeObjects(
   scratch: string,
   objectDir: string | undefined,
 ): Promise<void> {
-  if (bodies.size === 0) return;
+  // Only the missing ones: git "freshens" an object it is asked to write again (its mtime), and a dry run changes no byte.
+  const present = await objectSizes({ gitDir: paths.gitDir, cwd: paths.dir, scratchObjectDir: objectDir }, bodies.keys(), '%(objectsize)');
+  const expected = [...bodies.keys()].filter((oid) => !present.has(oid));
+  if (expected.length === 0) return;
   const dir = path.join(scratch, `${type}s`);
   mkdirSync(dir, { recursive: true });
-  const expected = [...bodies.keys()];
   for (const [i, oid] of expected.entries()) writeFileSync(path.join(dir, String(i)), bodies.get(oid)!);
   const { stdout } = await git({
     verb: 'hash-object',
@@ -496,7 +498,8 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
   const marker = readMarker(paths);
   if (marker && !sameRequest(marker.request, request))
     throw new CkptError('pending', `an interrupted forget did not finish; run it again first: ${requestCommand(marker.request)}`);
-  const degraded = await probeDegraded(paths, records, !dryRun);
+  // The probe's cache is left as it is: a forget refused or given nothing to do changes no byte of the store.
+  const degraded = await probeDegraded(paths, records, false);
   const selection = marker?.selection ?? resolveSelection(ctx.location.root, records, degraded, request, options.now ?? Date.now());
   const drop = planDrop(records, selection);
   const test = selection.kind === 'paths' ? await pathTest(selection.patterns) : undefined;

@@ -513,7 +513,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     if (broken.length)
       throw new CkptError(
         'degraded',
-        `forget --path needs every checkpoint whole, and ${broken.length} are degraded (${short(broken[0]!.id)}${broken.length > 1 ? ', …' : ''}; see git ckpt fsck); forget those first: git ckpt forget ${broken.map((r) => short(r.id)).join(' ')}`,
+        `forget --path needs every checkpoint whole, and ${broken.length} ${broken.length === 1 ? 'is' : 'are'} degraded (${short(broken[0]!.id)}${broken.length > 1 ? ', …' : ''}; see git ckpt fsck); forget those first: git ckpt forget ${broken.map((r) => short(r.id)).join(' ')}`,
       );
     rewriter = new TreeRewriter(
       await readTrees(
@@ -604,16 +604,18 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     const newRecords = ledgerOrder.map((x) => x.r);
 
     // 2. What the store keeps: the new chain's objects and the new index's blobs; what leaves.
+    // A checkpoint whose commit is gone has nothing to list (rev-list refuses a missing start).
+    const whole = (r: CheckpointRecord) => degraded[r.id] !== 'commit';
     const after = await objectsOf(
       read,
-      newRecords.map((r) => r.id),
+      newRecords.filter(whole).map((r) => r.id),
     );
     const indexFile = index ? index.file : paths.indexFile;
     const blobs = indexFile && existsSync(indexFile) ? await indexBlobs(paths, indexFile) : [];
     const keep = new Set([...after.names.keys(), ...blobs]);
     const before = await objectsOf(
       repo,
-      records.map((r) => r.id),
+      records.filter(whole).map((r) => r.id),
     );
     for (const e of existsSync(paths.indexFile) ? await indexEntries(paths) : [])
       if (!before.names.has(e.oid)) before.names.set(e.oid, e.path);

@@ -634,3 +634,34 @@ test('a forget interrupted after its ledger commit: another forget is refused, t
   t.false(existsSync(path.join(storeDir(box), 'forget.json')));
   t.regex((await ckpt(box, ['forget', '--path', 'credentials.json'])).stderr, /nothing to forget/);
 });
+
+test('a degraded checkpoint (its commit gone) can be forgotten; --path waits until none is degraded', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  await ckptJson(box, ['snapshot', '-m', 'A']);
+  write(box, 'credentials.json', 'secret\n');
+  write(box, 'a.txt', '2\n');
+  const b = await ckptJson(box, ['snapshot', '-m', 'B']);
+  write(box, 'a.txt', '3\n');
+  await ckptJson(box, ['snapshot', '-m', 'C']);
+  const loose = path.join(storeDir(box), 'git', 'objects', b.id.slice(0, 2), b.id.slice(2));
+  t.true(existsSync(loose));
+  rmSync(loose, { force: true });
+  const refused = await ckpt(box, ['forget', '--path', 'credentials.json']);
+  t.is(refused.code, 1);
+  t.is(
+    refused.stderr,
+    `git-ckpt: forget --path needs every checkpoint whole, and 1 is degraded (${b.id.slice(0, 10)}; see git ckpt fsck); forget those first: git ckpt forget ${b.id.slice(0, 10)}\n`,
+  );
+  const report = await ckptJson(box, ['forget', b.id.slice(0, 10)]);
+  t.deepEqual(
+    report.dropped.map((d) => d.id),
+    [b.id],
+  );
+  const fsck = await ckptJson(box, ['fsck']);
+  t.deepEqual(fsck.degraded, []);
+  t.is(fsck.orphans, 0);
+  t.is(ledgerLines(box)[1].parent, ledgerLines(box)[0].id, 'C is re-parented onto A');
+  t.is((await ckptJson(box, ['forget', '--path', 'credentials.json'])).paths[0].path, 'credentials.json');
+  t.false(inStore(box, blobId(box, 'secret\n')));
+});

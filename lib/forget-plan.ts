@@ -163,34 +163,32 @@ export interface ChainStep {
   rewrite: boolean;
 }
 
-/** Pure: kept records with every parent before its children (the ledger's order, unless it was rebuilt oddly). */
-function parentsFirst(records: readonly CheckpointRecord[]): CheckpointRecord[] {
-  const byId = new Map(records.map((r) => [r.id, r]));
-  const out: CheckpointRecord[] = [];
+/** Pure: steps with every (new) parent before its children: the ledger's order, unless it was rebuilt oddly. */
+function parentsFirst(steps: ChainStep[]): ChainStep[] {
+  const byId = new Map(steps.map((s) => [s.record.id, s]));
+  const out: ChainStep[] = [];
   const placed = new Set<string>();
-  const place = (r: CheckpointRecord) => {
-    if (placed.has(r.id)) return;
-    placed.add(r.id);
-    const parent = r.parent ? byId.get(r.parent) : undefined;
+  const place = (s: ChainStep) => {
+    if (placed.has(s.record.id)) return;
+    placed.add(s.record.id);
+    const parent = s.parent ? byId.get(s.parent) : undefined;
     if (parent) place(parent);
-    out.push(r);
+    out.push(s);
   };
-  for (const r of records) place(r);
+  for (const s of steps) place(s);
   return out;
 }
 
 /**
- * Pure: the chain after forget, parents first. `drop` holds ids of the ledger's
- * records; `trees` the new tree of every checkpoint --path changed.
+ * Pure: the chain after forget, every new parent before its children. `drop`
+ * holds ids of the ledger's records; `trees` the new tree of every checkpoint
+ * --path changed.
  */
-export function planChain(
-  records: readonly CheckpointRecord[],
-  drop: ReadonlySet<string>,
-  trees: ReadonlyMap<string, string>,
-): ChainStep[] {
+export function planChain(records: readonly CheckpointRecord[], drop: ReadonlySet<string>, trees: ReadonlyMap<string, string>): ChainStep[] {
   const byId = new Map(records.map((r) => [r.id, r]));
-  const steps: ChainStep[] = [];
-  for (const r of parentsFirst(records.filter((r) => !drop.has(r.id)))) {
+  const kept: ChainStep[] = [];
+  for (const r of records) {
+    if (drop.has(r.id)) continue;
     let parent = r.parent;
     const seen = new Set<string>();
     while (parent !== null && drop.has(parent) && !seen.has(parent)) {
@@ -198,8 +196,9 @@ export function planChain(
       parent = byId.get(parent)?.parent ?? null;
     }
     const tree = trees.get(r.id) ?? r.tree;
-    steps.push({ record: r, parent, tree, rewrite: tree !== r.tree || parent !== r.parent });
+    kept.push({ record: r, parent, tree, rewrite: tree !== r.tree || parent !== r.parent });
   }
+  const steps = parentsFirst(kept);
   // A new id travels down: children of a rewritten checkpoint, and operation records naming one, are rewritten too.
   const rewritten = new Set(steps.filter((s) => s.rewrite).map((s) => s.record.id));
   for (let grew = rewritten.size > 0; grew; ) {

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { ROOT, ckpt, ckptJson, killDuring, ledgerLines, lsTree, sandbox, startCli, storeDir, treeState, write } from './helpers.mjs';
 
 const plan = await import(path.join(ROOT, 'dist', 'lib', 'forget-plan.js'));
+const { commitMessage, recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
+const { resolveAddress } = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
 
 /** Whether the shadow store holds an object (`git cat-file -e`). */
 function inStore(box, oid) {
@@ -105,7 +107,7 @@ test('pure: one selector, checked patterns and dates, the guard goes with its op
     [false, true, true, true, true, true],
   );
 
-  const raw = `tree ${id('t')}\nparent ${id('c')}\nauthor git-ckpt <git-ckpt@localhost.invalid> 5 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 5 +0000\n\nrestore to aaaa\n\nCkpt-Kind: restore\nCkpt-Stats: +1 ~0 -0\nCkpt-Target: ${id('a')}\nCkpt-Guard: ${id('c')}\n`;
+  const raw = `tree ${id('t')}\nparent ${id('c')}\nauthor git-ckpt <git-ckpt@localhost.invalid> 5 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 5 +0000\n\nrestore to aaaa\n\nCkpt-Kind: restore\nCkpt-Time: 5000\nCkpt-Stats: +1 ~0 -0\nCkpt-Target: ${id('a')}\nCkpt-Guard: ${id('c')}\n`;
   const rewritten = plan.rewriteCommit(raw, {
     tree: id('9'),
     parent: id('8'),
@@ -115,9 +117,22 @@ test('pure: one selector, checked patterns and dates, the guard goes with its op
   });
   t.is(
     rewritten,
-    `tree ${id('9')}\nparent ${id('8')}\nauthor git-ckpt <git-ckpt@localhost.invalid> 5 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 5 +0000\n\nrestore to aaaa\n\nCkpt-Kind: restore\nCkpt-Stats: +0 ~2 -0\nCkpt-Target: ${id('a')}\nCkpt-Guard: ${id('8')}\nCkpt-Former-Ids: ${id('d')}\n`,
+    `tree ${id('9')}\nparent ${id('8')}\nauthor git-ckpt <git-ckpt@localhost.invalid> 5 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 5 +0000\n\nrestore to aaaa\n\nCkpt-Kind: restore\nCkpt-Time: 5000\nCkpt-Stats: +0 ~2 -0\nCkpt-Target: ${id('a')}\nCkpt-Guard: ${id('8')}\nCkpt-Former-Ids: ${id('d')}\n`,
     'the same author, dates, message and trailers; the new tree, parent and guard; the former id kept',
   );
+  // fsck --rebuild-ledger keeps the mapping: the trailer reads back as the record's formerIds.
+  const back = recordFromCommit(id('9'), rewritten);
+  t.deepEqual(back.formerIds, [id('d')]);
+  t.deepEqual(back.op.guard, id('8'));
+  t.regex(
+    commitMessage({ ...records[5], turn: null, step: null, tool: null, message: 'm', stats: { added: 0, modified: 0, deleted: 0 }, formerIds: [id('1'), id('2')] }),
+    /^Ckpt-Former-Ids: 1{40} 2{40}$/m,
+  );
+  // A former id's prefix resolves when no current id matches it; a current id always wins.
+  const moved = [rec('a', null), { ...rec('b', 'a'), formerIds: [`${'c'.repeat(39)}0`] }, rec('c', 'b')];
+  t.is(resolveAddress(moved, 'cccc').id, id('c'));
+  t.is(resolveAddress(moved, `${'c'.repeat(39)}0`).id, id('b'));
+  t.throws(() => resolveAddress(moved, 'eeee'), { message: /unknown checkpoint/ });
 });
 
 /** A history with a secret captured by mistake: a.txt changes, credentials.json and secrets/ come in, a restore, an agent session. */

@@ -480,7 +480,7 @@ const checkpointStatus: AgentTool<Record<string, never>> = {
       ...(s.baseline ? ['the first snapshot is still being taken in the background'] : []),
       ...skippedLines({ skipped: s.uncaptured, skippedCount: s.uncapturedCount }),
       ...(interrupted ? [`interrupted: ${interrupted}`] : []),
-      ...(s.interruptedForget ? [`interrupted: a forget did not finish; the user should run it again: ${s.interruptedForget}`] : []),
+      ...(s.interruptedForget ? [`interrupted: ${s.interruptedForget} (the user runs it)`] : []),
     ];
     return {
       text: `${lines.join('\n')}\n`,

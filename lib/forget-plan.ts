@@ -184,7 +184,11 @@ function parentsFirst(steps: ChainStep[]): ChainStep[] {
  * holds ids of the ledger's records; `trees` the new tree of every checkpoint
  * --path changed.
  */
-export function planChain(records: readonly CheckpointRecord[], drop: ReadonlySet<string>, trees: ReadonlyMap<string, string>): ChainStep[] {
+export function planChain(
+  records: readonly CheckpointRecord[],
+  drop: ReadonlySet<string>,
+  trees: ReadonlyMap<string, string>,
+): ChainStep[] {
   const byId = new Map(records.map((r) => [r.id, r]));
   const kept: ChainStep[] = [];
   for (const r of records) {

@@ -157,11 +157,11 @@ function readMarker(paths: StorePaths): Marker | undefined {
   return m;
 }
 
-/** The command that finishes an interrupted forget, for status; undefined when there is none. */
+/** An interrupted forget in words, with the command that finishes it (for status); undefined when there is none. */
 export function interruptedForget(paths: StorePaths): string | undefined {
   try {
     const m = readMarker(paths);
-    return m && requestCommand(m.request);
+    return m && `a forget did not finish; run it again: ${requestCommand(m.request)}`;
   } catch (err) {
     return (err as Error).message;
   }

@@ -109,7 +109,7 @@ export interface StatusReport {
   uncapturedCount: number;
   /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
   interrupted: InterruptedOperation | null;
-  /** A forget that was interrupted: the command that finishes it. */
+  /** A forget that was interrupted, in words with the command that finishes it. */
   interruptedForget: string | null;
   warnings: string[];
 }

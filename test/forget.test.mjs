@@ -125,7 +125,15 @@ test('pure: one selector, checked patterns and dates, the guard goes with its op
   t.deepEqual(back.formerIds, [id('d')]);
   t.deepEqual(back.op.guard, id('8'));
   t.regex(
-    commitMessage({ ...records[5], turn: null, step: null, tool: null, message: 'm', stats: { added: 0, modified: 0, deleted: 0 }, formerIds: [id('1'), id('2')] }),
+    commitMessage({
+      ...records[5],
+      turn: null,
+      step: null,
+      tool: null,
+      message: 'm',
+      stats: { added: 0, modified: 0, deleted: 0 },
+      formerIds: [id('1'), id('2')],
+    }),
     /^Ckpt-Former-Ids: 1{40} 2{40}$/m,
   );
   // A former id's prefix resolves when no current id matches it; a current id always wins.

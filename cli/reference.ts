@@ -51,7 +51,7 @@ export const REFERENCE: ReferenceSection[] = [
     rows: [
       [
         '--path <pattern>',
-        'gitignore syntax relative to the workspace root, as in ckpt.secretPatterns: a name matches at any depth, a path with a slash is anchored at the root, a trailing slash names a directory. Repeatable. Files the patterns match are never captured again (the store’s forgotten file lists them; delete a line to capture again).',
+        'gitignore syntax relative to the workspace root, as in ckpt.secretPatterns: a name matches at any depth, a path with a slash is anchored at the root, a trailing slash names a directory; case matters. Repeatable. Files the patterns match are never captured again (the store’s forgotten file lists them; delete a line to capture again).',
       ],
       [
         '--before <date>',

@@ -167,10 +167,10 @@ export function interruptedForget(paths: StorePaths): string | undefined {
   }
 }
 
-/** gitignore matching of the patterns (directories tested with a trailing slash, as git does). */
+/** gitignore matching of the patterns, case-sensitive as git's (directories tested with a trailing slash, as git does). */
 async function pathTest(patterns: string[]): Promise<PathTest> {
   const { default: ignore } = await import('ignore');
-  const ig = ignore().add(patterns);
+  const ig = ignore({ ignorecase: false }).add(patterns);
   return (p, dir) => {
     try {
       return ig.ignores(dir ? `${p}/` : p);

@@ -173,7 +173,7 @@ async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSign
   const facts = collectFacts(ctx.location.root, candidates);
   const secrets = candidates.length ? await secretMatcher(ctx.settings.secretPatterns) : NO_SECRETS;
   const forgottenPatterns = candidates.length ? readForgotten(ctx.paths) : [];
-  const forgotten = forgottenPatterns.length ? await secretMatcher(forgottenPatterns) : NO_SECRETS;
+  const forgotten = forgottenPatterns.length ? await secretMatcher(forgottenPatterns, true) : NO_SECRETS;
   return { ...planCapture(scan, expansion, facts, ctx.settings, secrets, forgotten), secrets, forgotten };
 }
 

@@ -152,6 +152,7 @@ async function secretHistory(box) {
   write(box, 'credentials.json', '{"token":"hunter2-not-a-pattern"}\n');
   write(box, 'secrets/deep/key.txt', 'deep secret\n');
   write(box, 'src/credentials.json', '{"nested":"also secret"}\n');
+  write(box, 'docs/Credentials.json', 'a name that differs in case: not forgotten\n');
   write(box, 'a.txt', 'two\n');
   await ckptJson(box, ['snapshot', '-m', 'B']);
   write(box, 'a.txt', 'three\n');
@@ -230,10 +231,10 @@ test('--path: the secret leaves every checkpoint and the store; other files, res
     if (map[old.id]) t.deepEqual(now.formerIds, [old.id]);
   }
   const records = byMessage(after);
-  t.deepEqual(records.B.stats, { added: 0, modified: 1, deleted: 0 }, "B's change is now a.txt alone");
+  t.deepEqual(records.B.stats, { added: 1, modified: 1, deleted: 0 }, "B's change is now a.txt and docs/Credentials.json alone");
   t.deepEqual(
     records.B.paths.map((p) => p.path),
-    ['a.txt'],
+    ['a.txt', 'docs/Credentials.json'],
   );
   const op = after.find((r) => r.kind === 'restore');
   t.is(op.op.guard, map[restore.guard] ?? restore.guard, "the restore's guard is named by its new id");
@@ -264,6 +265,7 @@ test('--path: the secret leaves every checkpoint and the store; other files, res
   t.true(next.skipped.some((s) => s.path === 'credentials.json' && s.reason === 'forgotten'));
   t.false(lsTree(box, next.id).has('credentials.json'));
   t.false(lsTree(box, next.id).has('src/credentials.json'));
+  t.true(lsTree(box, next.id).has('docs/Credentials.json'), 'patterns match case, as git does');
   const status = await ckpt(box, ['status']);
   t.regex(status.stdout, /not captured: credentials\.json: forgotten \(git ckpt forget --path\)/);
   t.regex(readFileSync(path.join(storeDir(box), 'forgotten'), 'utf8'), /^credentials\.json\nsecrets\/\n$/m);

@@ -56,6 +56,20 @@ export function checkRequest(request: ForgetInput): ForgetRequest {
 
 const SELECTOR_NAMES = { checkpoints: 'checkpoints', session: '--session', before: '--before', paths: '--path' } as const;
 
+/** Pure: a request as the command line that makes it (shell-quoted where needed). */
+export function requestCommand(request: ForgetRequest): string {
+  const q = (s: string) => (/^[\w@%+=:,./~^-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const words =
+    'checkpoints' in request
+      ? request.checkpoints.map(q)
+      : 'session' in request
+        ? ['--session', q(request.session)]
+        : 'before' in request
+          ? ['--before', q(request.before)]
+          : request.paths.flatMap((p) => ['--path', q(p)]);
+  return `git ckpt forget ${words.join(' ')}`;
+}
+
 /**
  * Pure: check `--path` patterns. They are gitignore patterns relative to the
  * workspace root (the syntax of ckpt.secretPatterns and .ckptignore): a name

@@ -30,6 +30,7 @@ import {
   parseBefore,
   parseTree,
   planChain,
+  requestCommand,
   planDrop,
   rewriteCommit,
   rewriteRecord,
@@ -102,20 +103,6 @@ interface Marker {
 
 function short(id: string): string {
   return id.slice(0, 10);
-}
-
-/** Pure: a request as the command line that makes it (shell-quoted where needed). */
-export function requestCommand(request: ForgetRequest): string {
-  const q = (s: string) => (/^[\w@%+=:,./~^-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-  const words =
-    'checkpoints' in request
-      ? request.checkpoints.map(q)
-      : 'session' in request
-        ? ['--session', q(request.session)]
-        : 'before' in request
-          ? ['--before', q(request.before)]
-          : request.paths.flatMap((p) => ['--path', q(p)]);
-  return `git ckpt forget ${words.join(' ')}`;
 }
 
 function sameRequest(a: ForgetRequest, b: ForgetRequest): boolean {

@@ -51,6 +51,11 @@ test('pure: one selector, checked patterns and dates, the guard goes with its op
   ])
     t.throws(() => plan.checkPatterns([bad]), { message: why }, JSON.stringify(bad));
 
+  // What a rerun or the user types, quoted for a shell where needed.
+  t.is(plan.requestCommand({ paths: ["my secrets/it's.json", 'a.txt'] }), `git ckpt forget --path 'my secrets/it'\\''s.json' --path a.txt`);
+  t.is(plan.requestCommand({ checkpoints: ['latest~2', 'turn:3@s-1'] }), 'git ckpt forget latest~2 turn:3@s-1');
+  t.is(plan.requestCommand({ before: '2024-05-01T10:00 +02:00' }), "git ckpt forget --before '2024-05-01T10:00 +02:00'");
+
   const now = Date.UTC(2025, 5, 15, 12);
   t.is(plan.parseBefore('30d', now), now - 30 * 86_400_000);
   t.is(plan.parseBefore('2w', now), now - 14 * 86_400_000);

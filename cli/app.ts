@@ -53,6 +53,7 @@ const COMMANDS: Record<string, () => Promise<Define>> = {
   mcp: async () => (await import('./mcp.js')).define,
   ui: async () => (await import('./ui.js')).define,
   gc: async () => (await import('./gc.js')).define,
+  forget: async () => (await import('./forget.js')).define,
   fsck: async () => (await import('./fsck.js')).define,
   stores: async () => (await import('./stores.js')).define,
   version: async () => (await import('./version.js')).define,

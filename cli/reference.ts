@@ -12,7 +12,7 @@ interface ReferenceSection {
 }
 
 /** Commands whose positionals are checkpoint addresses (an option there is a smuggled id; ids complete there). */
-export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert']);
+export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert', 'forget']);
 
 export const DESCRIPTION =
   'Rewindable checkpoints of a workspace for people who let AI coding agents edit their code. Each checkpoint captures the whole ' +
@@ -39,6 +39,23 @@ export const REFERENCE: ReferenceSection[] = [
       [
         'turn:N[@SESSION]',
         'The state just before turn N of an agent session: the Nth prompt you typed. SESSION is a unique prefix; the most recent session by default.',
+      ],
+    ],
+  },
+  {
+    title: 'FORGET',
+    paragraphs: [
+      'git ckpt forget removes from the store, for good: checkpoints named by address, every checkpoint of an agent session (--session), every checkpoint older than a date (--before), or, with --path, files from every checkpoint that holds them (a credentials.json no secret pattern matched). Kept checkpoints after what goes get new commits with the same metadata and trailers (new trees too for --path), re-parented onto the nearest kept ancestor, so a diff from the parent stays meaningful; their old ids keep resolving, and so do latest~N, turn:N and undo. The objects are pruned at once. The files in your workspace are never touched.',
+      'Like gc it applies at once, and nothing can undo it: run it with --dry-run first, which says what goes and the bytes it frees. A restore, revert or undo interrupted part way blocks a forget that would remove what its journal needs; a forget interrupted part way is named by git ckpt status, and running the same forget again finishes it.',
+    ],
+    rows: [
+      [
+        '--path <pattern>',
+        'gitignore syntax relative to the workspace root, as in ckpt.secretPatterns: a name matches at any depth, a path with a slash is anchored at the root, a trailing slash names a directory; case matters. Repeatable. Files the patterns match are never captured again (the store’s forgotten file lists them; delete a line to capture again).',
+      ],
+      [
+        '--before <date>',
+        '2024-05-01 (local midnight), 2024-05-01T14:30 (local, or with Z or ±hh:mm), @<unix seconds>, or an age: 90m, 12h, 30d, 2w.',
       ],
     ],
   },
@@ -88,7 +105,7 @@ export const REFERENCE: ReferenceSection[] = [
   {
     title: 'FILES',
     paragraphs: [
-      'Each workspace has a store under the store root: the shadow git directory, its index, ledger.jsonl (one record per checkpoint) and a few caches. Nothing is written inside the workspace except by restore, revert and undo.',
+      'Each workspace has a store under the store root: the shadow git directory, its index, ledger.jsonl (one record per checkpoint), forgotten (the patterns forget --path removed, never captured again) and a few caches. Nothing is written inside the workspace except by restore, revert and undo.',
       'Agent hooks are described in hooks/README.md of the package.',
     ],
   },

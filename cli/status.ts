@@ -52,5 +52,6 @@ async function runStatus(argv: StatusArgs): Promise<void> {
     );
     lines.push('             finish it with: git ckpt restore --continue, or roll it back with: git ckpt restore --abort');
   }
+  if (report.interruptedForget) lines.push(`interrupted: ${report.interruptedForget}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -2,6 +2,7 @@
  * Checkpoint addresses, resolved purely against the ledger's records:
  *   latest, latest~N     the newest checkpoint, and the Nth before it
  *   <hex prefix>         a unique prefix of 4 or more hex digits, or a full id
+ *                        (of a current id, else of an id forget rewrote)
  *   turn:N[@SESSION]     the state just before turn N of a session (default:
  *                        the most recent session); SESSION is a unique prefix
  */
@@ -55,7 +56,9 @@ export function resolveAddress(records: readonly CheckpointRecord[], input: stri
     return record;
   }
   if (address.kind === 'before-turn') return resolveBeforeTurn(records, address.turn, address.session);
-  const matches = records.filter((r) => r.id.startsWith(address.prefix));
+  let matches = records.filter((r) => r.id.startsWith(address.prefix));
+  // A checkpoint forget rewrote answers to its former ids too, when no current id matches.
+  if (matches.length === 0) matches = records.filter((r) => r.formerIds?.some((id) => id.startsWith(address.prefix)));
   if (matches.length === 0) throw new CkptError('bad-address', `unknown checkpoint: ${address.prefix}`, NOT_FOUND);
   if (matches.length > 1) throw new CkptError('bad-address', `checkpoint ${address.prefix} is ambiguous (${matches.length} matches)`);
   return matches[0]!;

@@ -1,6 +1,6 @@
 /**
  * The agent's own tools: checkpoint now, list, diff, restore (dry run first),
- * undo and status, as a model calls them (the MCP server in mcp.ts serves
+ * undo, forget (a preview only) and status, as a model calls them (the MCP server in mcp.ts serves
  * them). Each tool is its input schema, its output schema, a description
  * written for a model, MCP's hints, and a handler that goes through the same
  * Workspace methods as the CLI: the one lock door, the one resolver, the one
@@ -387,6 +387,91 @@ const checkpointUndo: AgentTool<{
   },
 };
 
+const checkpointForget: AgentTool<{
+  checkpoints: z.ZodOptional<z.ZodArray<typeof address>>;
+  session: z.ZodOptional<z.ZodString>;
+  before: z.ZodOptional<z.ZodString>;
+  paths: z.ZodOptional<z.ZodArray<z.ZodString>>;
+}> = {
+  name: 'checkpoint_forget',
+  title: 'Preview forgetting checkpoints or paths',
+  description:
+    'A DRY RUN ONLY: what `git ckpt forget` would remove from the checkpoint store for good, and the bytes it would free. Name one of: ' +
+    'checkpoints (addresses: id prefix, latest, latest~N, turn:N), a session (a unique prefix of its id), before (a date like 2024-05-01, or an age like 30d: every older checkpoint), ' +
+    'or paths (gitignore patterns relative to the workspace root, e.g. "credentials.json" or "secrets/": removed from every checkpoint, e.g. a secret captured by mistake). ' +
+    'This tool never applies anything and cannot: forgetting cannot be undone, so only the user runs the command it returns, in their own terminal. The workspace files are never touched.',
+  input: {
+    checkpoints: z.array(address).min(1).max(100).optional().describe('checkpoint addresses to drop'),
+    session: z.string().min(1).max(200).optional().describe('drop every checkpoint of this agent session (a unique prefix)'),
+    before: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('drop every checkpoint older than this date or age (2024-05-01, 2024-05-01T14:30, 12h, 30d)'),
+    paths: z.array(z.string().min(1).max(4096)).min(1).max(100).optional().describe('gitignore patterns to remove from every checkpoint'),
+  },
+  output: {
+    command: z.string(),
+    dropped: z.array(z.object({ id: z.string(), time: z.string(), session: z.string().nullable(), kind: z.string(), why: z.string() })),
+    paths: z.array(z.object({ path: z.string(), checkpoints: z.number() })),
+    stillStored: z.array(z.string()),
+    content: z.array(z.object({ path: z.string(), versions: z.number() })),
+    rewritten: z.number(),
+    kept: z.number(),
+    objects: z.number(),
+    bytesBefore: z.number(),
+    bytesAfter: z.number(),
+    bytesFreed: z.number(),
+  },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ws, { checkpoints, session, before, paths: patterns }) {
+    const r = await ws.forget({ checkpoints, session, before, paths: patterns }, { dryRun: true });
+    const freed = Math.max(0, r.bytesBefore - r.bytesAfter);
+    const lines: string[] = ['forget: DRY RUN, nothing was changed (this tool cannot apply it).'];
+    if (r.selection.kind === 'paths') {
+      lines.push(`It would remove ${r.paths.length} path(s) from every checkpoint that holds them:`);
+      for (const p of r.paths.slice(0, 100)) lines.push(`  ${p.path} (${p.checkpoints} checkpoint(s))`);
+      for (const p of r.stillStored) lines.push(`  still stored afterwards: ${p} (a kept path holds the same bytes)`);
+      lines.push('Files matching these patterns would not be captured again.');
+    } else {
+      lines.push(`It would drop ${r.dropped.length} checkpoint(s):`);
+      for (const d of r.dropped.slice(0, 100))
+        lines.push(
+          `  ${shortId(d.id)}  ${relativeAge(d.time)}  ${d.session ?? '-'}  ${d.kind}${d.why === 'guard' ? ' (its guard goes)' : ''}`,
+        );
+    }
+    const versions = r.content.reduce((n, c) => n + c.versions, 0);
+    if (versions)
+      lines.push(
+        `${versions} file version(s) would leave the store: ${r.content
+          .map((c) => c.path)
+          .slice(0, 20)
+          .join(', ')}`,
+      );
+    lines.push(
+      `${r.rewritten.length} kept checkpoint(s) would get new ids (the old ones keep resolving); ${r.kept} kept in all. Store ${formatBytes(r.bytesBefore)} → ~${formatBytes(r.bytesAfter)} (~${formatBytes(freed)} freed).`,
+      `To forget for good, the user runs (there is no undo): ${r.command}`,
+    );
+    return {
+      text: `${lines.join('\n')}\n`,
+      structured: {
+        command: r.command,
+        dropped: r.dropped.map((d) => ({ ...d, time: new Date(d.time).toISOString() })),
+        paths: r.paths,
+        stillStored: r.stillStored,
+        content: r.content,
+        rewritten: r.rewritten.length,
+        kept: r.kept,
+        objects: r.objects,
+        bytesBefore: r.bytesBefore,
+        bytesAfter: r.bytesAfter,
+        bytesFreed: freed,
+      },
+    };
+  },
+};
+
 const checkpointStatus: AgentTool<Record<string, never>> = {
   name: 'checkpoint_status',
   title: 'Checkpoint store status',
@@ -423,6 +508,7 @@ const checkpointStatus: AgentTool<Record<string, never>> = {
       ...(s.baseline ? ['the first snapshot is still being taken in the background'] : []),
       ...skippedLines({ skipped: s.uncaptured, skippedCount: s.uncapturedCount }),
       ...(interrupted ? [`interrupted: ${interrupted}`] : []),
+      ...(s.interruptedForget ? [`interrupted: ${s.interruptedForget} (the user runs it)`] : []),
     ];
     return {
       text: `${lines.join('\n')}\n`,
@@ -451,6 +537,7 @@ export const AGENT_TOOLS = [
   checkpointDiff,
   checkpointRestore,
   checkpointUndo,
+  checkpointForget,
   checkpointStatus,
 ] as unknown as AgentTool[];
 
@@ -461,4 +548,5 @@ export const AGENT_INSTRUCTIONS = [
   '- Before proposing to undo something, call checkpoint_list and checkpoint_diff to find the right point and show what would change.',
   '- checkpoint_restore and checkpoint_undo are dry runs unless apply is true. Show the plan, and apply only with the user’s consent.',
   '- Every applied restore can be reversed with checkpoint_undo.',
+  '- checkpoint_forget only previews what `git ckpt forget` would remove for good (a secret captured by mistake, a session); only the user can run it.',
 ].join('\n');

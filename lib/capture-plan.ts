@@ -69,10 +69,15 @@ export type SecretMatcher = Pick<Ignore, 'ignores'>;
 /** Matches nothing: the matcher of a snapshot with no changed path (it never loads `ignore`). */
 export const NO_SECRETS: SecretMatcher = { ignores: () => false };
 
-/** gitignore-style matching of secret patterns; `ignore` is loaded only when a snapshot has changed paths. */
-export async function secretMatcher(patterns: string[]): Promise<SecretMatcher> {
+/**
+ * gitignore-style matching of secret patterns; `ignore` is loaded only when a
+ * snapshot has changed paths. Secret patterns ignore case (the safe side:
+ * `.ENV` is a secret too); forgotten patterns match case as git does, as
+ * `forget --path` removed them.
+ */
+export async function secretMatcher(patterns: string[], matchCase = false): Promise<SecretMatcher> {
   const { default: ignore } = await import('ignore');
-  return ignore().add(patterns);
+  return ignore({ ignorecase: !matchCase }).add(patterns);
 }
 
 export interface NewDirExpansion {
@@ -94,6 +99,7 @@ export function planCapture(
   facts: Map<string, PathFacts>,
   settings: Settings,
   secrets: SecretMatcher,
+  forgotten: SecretMatcher = NO_SECRETS,
 ): CapturePlan {
   const stage: string[] = [];
   const forceRemove: string[] = [];
@@ -135,8 +141,9 @@ export function planCapture(
       if (tracked) forceRemove.push(p);
       continue;
     }
-    if (secrets.ignores(p)) {
-      skipped.push({ path: p, reason: 'secret' });
+    // What `git ckpt forget --path` removed from every checkpoint is never captured again.
+    if (forgotten.ignores(p) || secrets.ignores(p)) {
+      skipped.push({ path: p, reason: forgotten.ignores(p) ? 'forgotten' : 'secret' });
       if (tracked) forceRemove.push(p);
       continue;
     }

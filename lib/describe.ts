@@ -65,6 +65,7 @@ export function skippedLines(r: Pick<CheckpointRecord, 'skipped' | 'skippedCount
   const reasons: Record<string, string> = {
     'too-large': 'too large',
     secret: 'secret',
+    forgotten: 'forgotten (git ckpt forget --path)',
     'new-directory-too-many-files': 'new directory with too many files',
     unreadable: 'unreadable',
     'path-too-long': 'path too long',

@@ -20,7 +20,7 @@ import { findDebris, looseObjectPath, looseObjects, neededObjects, packDir, pack
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { crashPoint } from './crash-point.js';
-import { readJournal, type Journal } from './journal.js';
+import { journalBlobs, readJournal, type Journal } from './journal.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
 import { planRetention, retentionPolicy, type DropRule, type RetentionPlan } from './retention.js';
 import { git } from './runner.js';
@@ -48,15 +48,6 @@ export interface GcReport {
   packsBefore: number;
   packsAfter: number;
   looseBefore: number;
-}
-
-function journalBlobs(journal: Journal | undefined): string[] {
-  const ids = new Set<string>();
-  for (const [, want, from] of journal?.entries ?? []) {
-    if (want) ids.add(want.oid);
-    if (from) ids.add(from.oid);
-  }
-  return [...ids];
 }
 
 function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; journal: Journal | undefined } {
@@ -136,13 +127,27 @@ async function repack(
   journal: Journal | undefined,
   ledgerChanges: boolean,
 ): Promise<void> {
-  const before = packNames(paths.gitDir);
-  const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
   const list = await neededObjects(
     paths,
     kept.map((r) => r.id),
     journalBlobs(journal),
   );
+  await replaceObjects(paths, list, () => {
+    crashPoint('gc-pack');
+    if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  });
+}
+
+/**
+ * The store's objects replaced by exactly the listed ones (`rev-list
+ * --objects` lines, or bare ids), crash-safely: one new pack, fsync'd and
+ * marked `.keep`; then the caches that may name objects about to go are
+ * cleared and `commit` runs (the ledger's rewrite, the commit point); only
+ * then every older pack and every loose object is deleted. Returns the new pack's name.
+ */
+export async function replaceObjects(paths: StorePaths, list: string, commit: () => void): Promise<string> {
+  const before = packNames(paths.gitDir);
+  const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
   const dir = packDir(paths.gitDir);
   // One pack with exactly what the kept checkpoints need, fsync'd before anything is removed.
   const { stdout } = await git({
@@ -151,7 +156,12 @@ async function repack(
     configOverrides: { 'core.fsync': 'committed', 'pack.writeReverseIndex': 'false' },
     gitDir: paths.gitDir,
     cwd: ensureDir(dir),
-    input: list,
+    // No blank lines: pack-objects reads one as garbage (an empty list is an empty pack).
+    input: list
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => `${line}\n`)
+      .join(''),
   });
   const made = stdout.toString('utf8').trim();
   if (!/^[0-9a-f]{40,64}$/.test(made)) throw new CkptError('git', `pack-objects gave no pack name (${made.slice(0, 80)})`);
@@ -159,8 +169,7 @@ async function repack(
   fsyncFile(path.join(dir, `pack-${made}.idx`));
   // Caches that may name objects about to go.
   for (const cache of OBJECT_CACHES) rmSync(paths[cache], { force: true });
-  crashPoint('gc-pack');
-  if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  commit();
   for (const name of before) {
     if (name === made) continue;
     // The index first: without it git no longer sees the pack, so a kill here leaves nothing half-visible.
@@ -168,6 +177,7 @@ async function repack(
       rmSync(path.join(dir, `pack-${name}.${ext}`), { force: true });
   }
   for (const file of loose) rmSync(file, { force: true });
+  return made;
 }
 
 function ensureDir(dir: string): string {

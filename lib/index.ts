@@ -29,6 +29,8 @@ export type {
 } from './restore.js';
 export type { RevertSelection } from './address.js';
 export type { GcReport, GcOptions } from './gc.js';
+export type { ForgetReport, ForgetOptions } from './forget.js';
+export type { ForgetInput, ForgetRequest, ForgetSelection, DropReason } from './forget-plan.js';
 export type { FsckReport, RebuildReport } from './fsck.js';
 export type { CheckpointRecord, CheckpointKind, UserKind, SkippedPath, ChangedPath, OperationInfo } from './ledger.js';
 export { USER_KINDS } from './ledger.js';

@@ -115,3 +115,13 @@ export function removeJournal(storeDir: string): void {
   rmSync(journalFile(storeDir), { force: true });
   fsyncFolder(storeDir);
 }
+
+/** Every blob a journal names, wanted and previous: a revert's merged blobs are in no checkpoint until it finishes. */
+export function journalBlobs(journal: Journal | undefined): string[] {
+  const ids = new Set<string>();
+  for (const [, want, from] of journal?.entries ?? []) {
+    if (want) ids.add(want.oid);
+    if (from) ids.add(from.oid);
+  }
+  return [...ids];
+}

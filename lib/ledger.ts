@@ -50,6 +50,7 @@ export interface SkippedPath {
   reason:
     | 'too-large'
     | 'secret'
+    | 'forgotten'
     | 'new-directory-too-many-files'
     | 'unreadable'
     | 'path-too-long'
@@ -104,6 +105,11 @@ export interface CheckpointRecord {
   transcript?: string;
   /** The turn's title: the first line of the user's prompt (redacted), on the turn's first checkpoint. */
   prompt?: string;
+  /**
+   * The ids this checkpoint had before `forget` rewrote the chain, oldest
+   * first: an address or a record naming one of them still finds it.
+   */
+  formerIds?: string[];
 }
 
 /** What a hook event adds to its checkpoint's record. */
@@ -163,6 +169,7 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
     if (typeof op.counts !== 'object' || op.counts === null || !Array.isArray(op.failures)) return 'bad operation counts';
     if (op.reverted !== undefined && (!Array.isArray(op.reverted) || !op.reverted.every(isObjectId))) return 'bad reverted ids';
   }
+  if (r.formerIds !== undefined && (!Array.isArray(r.formerIds) || !r.formerIds.every(isObjectId))) return 'bad former ids';
   return undefined;
 }
 

@@ -119,7 +119,7 @@ export async function neededObjects(paths: StorePaths, commits: readonly string[
 }
 
 /** The ids among `ids` that the store holds (pack-objects fails on a missing one). */
-async function presentObjects(paths: StorePaths, ids: readonly string[]): Promise<string[]> {
+export async function presentObjects(paths: StorePaths, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const { stdout } = await git({
     verb: 'cat-file',
@@ -159,21 +159,26 @@ export async function removeOrphanLoose(
 }
 
 /** The blobs the shadow index names: the next snapshot trusts its stat cache for unchanged files, so they must stay. */
-export async function indexBlobs(paths: StorePaths): Promise<string[]> {
+export async function indexBlobs(paths: StorePaths, indexFile = paths.indexFile): Promise<string[]> {
+  return [...new Set((await indexEntries(paths, indexFile)).filter((e) => e.mode !== '160000').map((e) => e.oid))];
+}
+
+/** Every entry of an index (the shadow index, or a copy of it): path, mode and blob. */
+export async function indexEntries(paths: StorePaths, indexFile = paths.indexFile): Promise<{ path: string; mode: string; oid: string }[]> {
   const index = await git({
     verb: 'ls-files',
     args: ['-s', '-z'],
     gitDir: paths.gitDir,
-    indexFile: paths.indexFile,
+    indexFile,
     cwd: paths.dir,
     okCodes: [128],
   });
-  const blobs: string[] = [];
+  const entries: { path: string; mode: string; oid: string }[] = [];
   for (const entry of splitZ(index.stdout)) {
     const parsed = parseStageEntry(entry);
-    if (parsed && parsed.mode !== '160000') blobs.push(parsed.oid);
+    if (parsed) entries.push(parsed);
   }
-  return blobs;
+  return entries;
 }
 
 /** One `ls-files -s -z` entry: "<mode> <oid> <stage>\t<path>". */

@@ -48,6 +48,27 @@ function escapeIgnorePattern(rel: string): string {
   return rel.replace(/[\\*?[\]]/g, '\\$&').replace(/ $/, '\\ ');
 }
 
+/**
+ * The patterns `git ckpt forget --path` removed from every checkpoint (one a
+ * line, gitignore syntax, `#` comments): files they match are never captured
+ * again, and every snapshot says so (skip reason `forgotten`).
+ */
+export function readForgotten(paths: StorePaths): string[] {
+  try {
+    return parseForgotten(readFileSync(paths.forgotten, 'utf8'));
+  } catch {
+    return [];
+  }
+}
+
+/** Pure: the patterns of a forgotten-patterns file. */
+function parseForgotten(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'));
+}
+
 export async function scanWorkspace(ctx: StoreContext, directoryMode: boolean, signal: AbortSignal): Promise<ScanResult> {
   const args = ['-z', '-t', '-m', '-d', '-o', '--exclude-standard'];
   if (directoryMode) args.push('--directory', '--no-empty-directory');

@@ -56,3 +56,13 @@ function updateLocked<T extends { state: SessionState }>(storeDir: string, sessi
   writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
   return result;
 }
+
+/** Drop one session's state (its counters and its turn's title), under the state's lock: `forget --session`. */
+export async function forgetSessionState(storeDir: string, session: string): Promise<void> {
+  await withLock(storePaths(storeDir).sessionsLock, SESSIONS_LOCK_TIMEOUT_MS, async () => {
+    const table = readTable(storeDir);
+    if (!(session in table)) return;
+    delete table[session];
+    writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
+  });
+}

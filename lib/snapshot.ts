@@ -46,7 +46,7 @@ import { isUtf8Path } from './paths.js';
 import { probeDegraded } from './probe.js';
 import type { TreeChange } from './restore-plan.js';
 import { git, type GitCall } from './runner.js';
-import { collectFacts, expandNewDirs, lateArrivals, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
+import { collectFacts, expandNewDirs, lateArrivals, readForgotten, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
 import { storeRootsInside, writeFileAtomic } from './store.js';
 import { CHECKPOINT_AUTHOR, commitMessage } from './trailers.js';
@@ -152,7 +152,10 @@ interface Progress {
   total: number;
 }
 
-type CapturePlan = ReturnType<typeof planCapture> & { secrets: Awaited<ReturnType<typeof secretMatcher>> };
+type CapturePlan = ReturnType<typeof planCapture> & {
+  secrets: Awaited<ReturnType<typeof secretMatcher>>;
+  forgotten: Awaited<ReturnType<typeof secretMatcher>>;
+};
 
 /** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale entries dropped. */
 async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<CheckpointRecord | undefined> {
@@ -183,7 +186,9 @@ async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSign
   for (const list of expansion.files.values()) candidates.push(...list);
   const facts = collectFacts(ctx.location.root, candidates);
   const secrets = candidates.length ? await secretMatcher(ctx.settings.secretPatterns) : NO_SECRETS;
-  return { ...planCapture(scan, expansion, facts, ctx.settings, secrets), secrets };
+  const forgottenPatterns = candidates.length ? readForgotten(ctx.paths) : [];
+  const forgotten = forgottenPatterns.length ? await secretMatcher(forgottenPatterns, true) : NO_SECRETS;
+  return { ...planCapture(scan, expansion, facts, ctx.settings, secrets, forgotten), secrets, forgotten };
 }
 
 /** Hash what the plan stages, in batches under the budget, then write the tree. Returns the tree and every skip. */
@@ -252,6 +257,7 @@ async function stageAndWrite(
       collectFacts(ctx.location.root, late),
       ctx.settings,
       plan.secrets,
+      plan.forgotten,
     );
     skipped.push(...latePlan.skipped);
     await forceRemove(

@@ -67,6 +67,10 @@ export interface StorePaths {
   /** What hooks could not do, and the last "not captured" note (logged only when it changes). */
   hookLog: string;
   hookSkips: string;
+  /** Patterns `forget --path` removed from every checkpoint: never captured again. */
+  forgotten: string;
+  /** A forget in progress (its request): a rerun finishes it. */
+  forgetMarker: string;
   /** Generated from .git/info/exclude and .ckptignore. */
   excludeFile: string;
   attributesFile: string;
@@ -167,6 +171,8 @@ export function storePaths(dir: string): StorePaths {
     baseline: path.join(dir, 'baseline.json'),
     hookLog: path.join(dir, 'hook.log'),
     hookSkips: path.join(dir, 'hook.skips'),
+    forgotten: path.join(dir, 'forgotten'),
+    forgetMarker: path.join(dir, 'forget.json'),
     excludeFile: path.join(gitDir, 'info', 'exclude'),
     attributesFile: path.join(gitDir, 'info', 'attributes'),
   };

@@ -46,6 +46,7 @@ export function commitMessage(record: RecordMeta): string {
   if (record.failed) trailers.push('Ckpt-Failed: true');
   if (record.subagent)
     trailers.push(`Ckpt-Subagent: ${oneLine(record.subagent.id)}${record.subagent.type ? ` ${oneLine(record.subagent.type)}` : ''}`);
+  if (record.formerIds?.length) trailers.push(`Ckpt-Former-Ids: ${record.formerIds.join(' ')}`);
   return `${oneLine(record.message || `${record.kind} checkpoint`, 500)}\n\n${trailers.join('\n')}\n`;
 }
 
@@ -102,6 +103,8 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
   if (trailers.get('Failed') === 'true') record.failed = true;
   const subagent = /^(\S+)(?: (.+))?$/.exec(trailers.get('Subagent') ?? '');
   if (subagent) record.subagent = { id: subagent[1]!, type: subagent[2] ?? null };
+  const former = (trailers.get('Former-Ids') ?? '').split(' ').filter(isObjectId);
+  if (former.length) record.formerIds = former;
   if (OPERATION_KINDS.includes(kind as OperationKind)) {
     const target = trailers.get('Target');
     const guard = trailers.get('Guard');

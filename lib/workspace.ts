@@ -8,6 +8,8 @@ import path from 'node:path';
 import { describeMissing, resolveInView, resolveSession, revertSelection, type LedgerView, type RevertSelection } from './address.js';
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
+import type { ForgetOptions, ForgetReport } from './forget.js';
+import type { ForgetInput } from './forget-plan.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
 import {
   BASELINE_HEARTBEAT_MS,
@@ -50,6 +52,8 @@ const lazy = <T>(load: () => Promise<T>): (() => Promise<T>) => {
 const restoreModule = lazy(() => import('./restore.js'));
 const gcModule = lazy(() => import('./gc.js'));
 const fsckModule = lazy(() => import('./fsck.js'));
+const forgetModule = lazy(() => import('./forget.js'));
+const forgetPlanModule = lazy(() => import('./forget-plan.js'));
 
 /** A snapshot as a person or a harness asks for one. */
 export interface SnapshotRequest {
@@ -114,6 +118,8 @@ export interface StatusReport {
   uncapturedCount: number;
   /** A restore, revert or undo that was interrupted (run restore --continue or --abort). */
   interrupted: InterruptedOperation | null;
+  /** A forget that was interrupted, in words with the command that finishes it. */
+  interruptedForget: string | null;
   warnings: string[];
 }
 
@@ -376,6 +382,18 @@ export class Workspace {
     return options.dryRun ? this.readDoor(run) : this.exclusive(run);
   }
 
+  /**
+   * Remove checkpoints (by address, a whole session, or everything older than a
+   * date), or paths from every checkpoint, from the store for good: the chain
+   * is rewritten (see forget.ts) and the objects are pruned at once. A dry run
+   * says what goes and the bytes it frees. Bad input is refused before the lock.
+   */
+  async forget(request: ForgetInput, options: ForgetOptions = {}): Promise<ForgetReport> {
+    const checked = (await forgetPlanModule()).checkRequest(request);
+    if (!this.storePaths) throw new CkptError('nothing', 'no checkpoints yet: nothing to forget');
+    return this.exclusive(async (paths, settings) => (await forgetModule()).forgetLocked(this.context(paths, settings), checked, options));
+  }
+
   /** A deep check of the store. */
   async fsck(): Promise<FsckReport> {
     if (!this.storePaths) throw new CkptError('nothing', 'no store for this workspace yet');
@@ -482,6 +500,10 @@ export class Workspace {
   async status(): Promise<StatusReport> {
     const { interruptedOperation } = await restoreModule();
     const interrupted = this.storePaths ? (interruptedOperation(this.storePaths.dir) ?? null) : null;
+    const interruptedForget =
+      this.storePaths && existsSync(this.storePaths.forgetMarker)
+        ? ((await forgetModule()).interruptedForget(this.storePaths) ?? null)
+        : null;
     const baseline = this.storePaths ? (runningBaseline(this.storePaths) ?? null) : null;
     let read = this.ledger();
     // While the baseline holds the lock, comparing with the live workspace would wait for it; a journal's
@@ -516,6 +538,7 @@ export class Workspace {
       uncaptured: live?.skipped ?? [],
       uncapturedCount: live?.skippedCount ?? 0,
       interrupted,
+      interruptedForget,
       warnings,
     };
   }

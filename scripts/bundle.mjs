@@ -3,7 +3,7 @@
 //   loaded on demand (esbuild's code splitting). One module graph of ~60 files
 //   costs Node ~25 ms to load; the bundle a fraction of that.
 // - hook.cjs: what an agent hook runs, in one CommonJS file with nothing it
-//   does not need. Restore, gc and fsck stay out: the workspace loads them on first
+//   does not need. Restore, gc, fsck and forget stay out: the workspace loads them on first
 //   use, which a hook never makes, from the unbundled dist/lib/.
 // - ui/: the web timeline's page (`git ckpt ui`), TypeScript and CSS bundled into
 //   dist/ui/ with everything it uses (no CDN: it works offline).
@@ -29,7 +29,7 @@ const withRequire = {
 };
 
 /** The workspace's on-demand modules, left out of the hook bundle: they resolve to dist/lib/ at run time. */
-const LAZY_LIB = /^\.\/(restore|gc|fsck)\.js$/;
+const LAZY_LIB = /^\.\/(restore|gc|fsck|forget|forget-plan)\.js$/;
 const lazyLibOutside = {
   name: 'lazy-lib-outside',
   setup(b) {

@@ -3,10 +3,9 @@
 // --continue the exact target bytes (they alternate), and a kill before the
 // journal exists must leave the workspace untouched.
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ROOT, ckpt, ckptJson, sandbox, storeDir, treeState, workspaceState } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, killDuring, sandbox, startCli, storeDir, treeState, waitFor, workspaceState } from './helpers.mjs';
 
 const FILES = 5000;
 const KILLS = 20;
@@ -32,63 +31,6 @@ function populate(box, variant) {
 /** Start a restore in its own process group; resolve when it exits (or is killed). */
 function startRestore(box, target) {
   return startCli(box, ['restore', target, '--delete-new']);
-}
-
-/** Start a git ckpt command in its own process group; `exited` resolves when it exits (or is killed). */
-function startCli(box, args) {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: box.ws,
-    env: box.env,
-    detached: true,
-    stdio: 'ignore',
-  });
-  const run = { child, done: false };
-  run.exited = new Promise((resolve) =>
-    child.on('exit', (code, signal) => {
-      run.done = true;
-      resolve({ code, signal, at: Date.now() });
-    }),
-  );
-  return run;
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * SIGKILL a running command: every fifth kill at a random moment before its journal exists
- * (`windows.before` ms), the others at a random moment after (`windows.apply` ms). A run that
- * finished before its kill narrows the window it was aimed at (the machine got faster than when
- * it was measured), down to `windows.floor` for the apply window.
- */
-async function killDuring(run, kill, journal, windows, limitMs) {
-  const started = Date.now();
-  let journalAt = 0;
-  if (kill % 5 === 4) await sleep(Math.random() * windows.before);
-  else {
-    await waitFor(() => existsSync(journal) || run.done, limitMs);
-    journalAt = Date.now();
-    await sleep(Math.random() * windows.apply);
-  }
-  try {
-    process.kill(-run.child.pid, 'SIGKILL');
-  } catch {
-    /* already exited */
-  }
-  const end = await run.exited;
-  if (end.signal === null) {
-    if (journalAt) windows.apply = Math.max(windows.floor, Math.min(windows.apply, end.at - journalAt) * 0.8);
-    else windows.before = Math.max(10, Math.min(windows.before, end.at - started) * 0.8);
-  }
-  return end;
-}
-
-async function waitFor(predicate, limitMs) {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > limitMs) return false;
-    await sleep(2);
-  }
-  return true;
 }
 
 test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --continue the target bytes', async (t) => {

@@ -72,6 +72,7 @@ test('the man page is generated from the same definitions as --help, with every 
     'undo',
     'hooks',
     'gc',
+    'forget',
     'fsck',
     'stores',
     'version',
@@ -87,6 +88,8 @@ test('the man page is generated from the same definitions as --help, with every 
     'ckpt.recordPrompts',
     '--delete-new',
     '--paginate',
+    'FORGET',
+    '--before <date>',
   ])
     t.true(rendered.stdout.includes(text), text);
   const help = spawnSync(process.execPath, [CLI, 'restore', '--help'], { encoding: 'utf8', env: { ...process.env, COLUMNS: '80' } });

@@ -1,7 +1,18 @@
 // Shared test helpers: real temp directories, the real git binary, the real CLI.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readdirSync, lstatSync, readFileSync, readlinkSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  mkdirSync,
+  readdirSync,
+  lstatSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+  realpathSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -210,4 +221,61 @@ export function entryExists(file) {
   } catch {
     return false;
   }
+}
+
+/** Start a git ckpt command in its own process group; `exited` resolves when it exits (or is killed). */
+export function startCli(box, args) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: box.ws,
+    env: box.env,
+    detached: true,
+    stdio: 'ignore',
+  });
+  const run = { child, done: false };
+  run.exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      run.done = true;
+      resolve({ code, signal, at: Date.now() });
+    }),
+  );
+  return run;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * SIGKILL a running command: every fifth kill at a random moment before its journal exists
+ * (`windows.before` ms), the others at a random moment after (`windows.apply` ms). A run that
+ * finished before its kill narrows the window it was aimed at (the machine got faster than when
+ * it was measured), down to `windows.floor` for the apply window.
+ */
+export async function killDuring(run, kill, journal, windows, limitMs) {
+  const started = Date.now();
+  let journalAt = 0;
+  if (kill % 5 === 4) await sleep(Math.random() * windows.before);
+  else {
+    await waitFor(() => existsSync(journal) || run.done, limitMs);
+    journalAt = Date.now();
+    await sleep(Math.random() * windows.apply);
+  }
+  try {
+    process.kill(-run.child.pid, 'SIGKILL');
+  } catch {
+    /* already exited */
+  }
+  const end = await run.exited;
+  if (end.signal === null) {
+    if (journalAt) windows.apply = Math.max(windows.floor, Math.min(windows.apply, end.at - journalAt) * 0.8);
+    else windows.before = Math.max(10, Math.min(windows.before, end.at - started) * 0.8);
+  }
+  return end;
+}
+
+export async function waitFor(predicate, limitMs) {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > limitMs) return false;
+    await sleep(2);
+  }
+  return true;
 }

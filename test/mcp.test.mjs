@@ -44,7 +44,7 @@ async function history(box) {
   return { first, second };
 }
 
-test('initialize and list: six tools with schemas, output schemas, annotations and instructions for the model', async (t) => {
+test('initialize and list: seven tools with schemas, output schemas, annotations and instructions for the model', async (t) => {
   const box = sandbox();
   const { client } = await connect(t, box);
   t.is(client.getServerVersion()?.name, 'git-ckpt');
@@ -52,7 +52,15 @@ test('initialize and list: six tools with schemas, output schemas, annotations a
   const { tools } = await client.listTools();
   t.deepEqual(
     tools.map((tool) => tool.name),
-    ['checkpoint_now', 'checkpoint_list', 'checkpoint_diff', 'checkpoint_restore', 'checkpoint_undo', 'checkpoint_status'],
+    [
+      'checkpoint_now',
+      'checkpoint_list',
+      'checkpoint_diff',
+      'checkpoint_restore',
+      'checkpoint_undo',
+      'checkpoint_forget',
+      'checkpoint_status',
+    ],
   );
   const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
   for (const tool of tools) {
@@ -67,6 +75,10 @@ test('initialize and list: six tools with schemas, output schemas, annotations a
   t.false(byName.checkpoint_restore.annotations.readOnlyHint);
   t.false(byName.checkpoint_now.annotations.destructiveHint);
   t.deepEqual(byName.checkpoint_restore.inputSchema.required, ['target']);
+  // Forget is offered as a preview only: read-only, and nothing to apply it with.
+  t.true(byName.checkpoint_forget.annotations.readOnlyHint);
+  t.false(byName.checkpoint_forget.annotations.destructiveHint);
+  t.deepEqual(Object.keys(byName.checkpoint_forget.inputSchema.properties).sort(), ['before', 'checkpoints', 'paths', 'session']);
   t.deepEqual(byName.checkpoint_restore.inputSchema.properties.mode.enum, ['asof', 'revert']);
 });
 
@@ -181,6 +193,43 @@ test('apply writes only the plan the user saw: without a planId it is refused, a
   t.regex(stale.content[0].text, /plan changed since its preview/);
   t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'edited after the preview\n', 'nothing was written');
   t.false(ledgerLines(box).some((r) => r.kind === 'restore'));
+});
+
+test('checkpoint_forget is a dry run only: what would go and the bytes freed, the command for the user, and not one byte changed', async (t) => {
+  const box = sandbox();
+  const { second } = await history(box);
+  write(box, 'credentials.json', '{"token":"captured by mistake"}\n');
+  await ckptJson(box, ['snapshot', '-m', 'third']);
+  const { client } = await connect(t, box);
+  const before = everything(box);
+  const r = await call(client, 'checkpoint_forget', { paths: ['credentials.json'] });
+  t.falsy(r.isError);
+  t.regex(r.content[0].text, /^forget: DRY RUN, nothing was changed \(this tool cannot apply it\)/);
+  t.regex(r.content[0].text, /credentials\.json \(1 checkpoint\(s\)\)/);
+  t.regex(r.content[0].text, /the user runs \(there is no undo\): git ckpt forget --path credentials\.json/);
+  t.is(r.structuredContent.command, 'git ckpt forget --path credentials.json');
+  t.deepEqual(r.structuredContent.paths, [{ path: 'credentials.json', checkpoints: 1 }]);
+  t.true(r.structuredContent.bytesFreed > 0);
+  const drop = await call(client, 'checkpoint_forget', { checkpoints: [second.id.slice(0, 8)] });
+  t.deepEqual(
+    drop.structuredContent.dropped.map((d) => d.id),
+    [second.id],
+  );
+  // An apply smuggled in is not an argument this tool has: it stays a dry run.
+  const smuggled = await call(client, 'checkpoint_forget', { paths: ['credentials.json'], apply: true });
+  t.regex(smuggled.content[0].text, /DRY RUN/);
+  for (const [args, pattern] of [
+    [{ paths: ['!credentials.json'] }, /negations are not supported/],
+    [{ before: 'someday' }, /bad --before date/],
+    [{ session: 'x', paths: ['a'] }, /one kind of selection/],
+    [{}, /name what to forget/],
+  ]) {
+    const bad = await call(client, 'checkpoint_forget', args);
+    t.true(bad.isError, JSON.stringify(args));
+    t.regex(bad.content[0].text, pattern);
+  }
+  t.is(everything(box), before, 'the previews wrote nothing: workspace, store and ledger are byte-identical');
+  t.is(ledgerLines(box).length, 3);
 });
 
 test('bad calls are tool errors with one sentence, never a crash: unknown addresses, options as ids, hostile paths, oversized arguments', async (t) => {

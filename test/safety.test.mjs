@@ -159,6 +159,20 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
     { args: ['mcp', 'install', '--agent', 'claude'], code: 0, check: () => t.true(existsSync(path.join(box.ws, '.mcp.json'))) },
     { args: ['mcp', 'status', '--agent', 'claude'], code: 0, check: (r) => t.regex(r.stdout, /claude\s+project\s+installed/) },
     { args: ['mcp', 'uninstall', '--agent', 'claude'], code: 0, check: (r) => t.regex(r.stdout, /removed/) },
+    // Interrupted after its journal (a crash point), then recovered, previewed first.
+    { args: ['restore', 'latest~1'], env: { GIT_CKPT_TEST_CRASH: 'journal' }, code: null },
+    {
+      args: ['restore', '--continue', '--dry-run'],
+      touch: false,
+      code: 0,
+      check: (r) => t.regex(r.stdout, /dry run, nothing was changed/),
+    },
+    { args: ['restore', '--abort'], touch: false, code: 0, check: () => t.is(last(), 'restore') },
+    { args: ['snapshot'], prepare: () => write(box, 'secret.txt', 'oops\n'), code: 0 },
+    { args: ['forget', '--path', 'secret.txt', '--dry-run'], code: 0, check: (r) => t.regex(r.stdout, /secret\.txt/) },
+    { args: ['forget', '--path', 'secret.txt'], code: 0, check: () => t.true(existsSync(path.join(box.ws, 'secret.txt'))) },
+    { args: ['forget', 'latest~1', '--dry-run'], code: 0 },
+    { args: ['forget', 'latest~1'], code: 0 },
     // An agent session's change, then a three-way revert of the whole session.
     { args: ['snapshot', '--session', 'sess-safety', '--turn', '1', '--kind', 'post'], code: 0 },
     {
@@ -171,12 +185,12 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
       },
     },
   ];
-  for (const { args, code, touch = true, prepare, check } of rows) {
+  for (const { args, code, touch = true, prepare, check, env } of rows) {
     const label = `git ckpt ${args.join(' ')}`;
     if (touch) write(box, 'work.txt', `${args.join(' ')}\n`);
     prepare?.();
     const k0 = kinds();
-    const r = await ckpt(box, args);
+    const r = await ckpt(box, args, { env });
     t.is(r.code, code, `${label}: exit code (stderr: ${r.stderr})`);
     check?.(r, kinds(), k0);
     t.is(treeState(gitDir), before, `after ${label}`);

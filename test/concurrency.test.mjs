@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write, entryExists } from './helpers.mjs';
 
@@ -106,4 +106,43 @@ test('in-process serialization: overlapping calls run one at a time, in arrival 
   // Later, uncontended calls still run, and other keys never wait for this one.
   t.is(await serialize('lane', task(5, 1)), 5);
   t.is(await serialize('other', async () => 'x'), 'x');
+});
+
+test('a stale lock and twelve contenders at once: no two processes ever hold the lock together, and none is left', async (t) => {
+  const box = sandbox();
+  const lock = path.join(box.base, 'lock');
+  const log = path.join(box.base, 'holders.log');
+  const lockModule = path.join(ROOT, 'dist', 'lib', 'lock.js');
+  // A dead owner's lock on this host, as a killed process leaves it (the host as the lock names it: a short hash).
+  const { hostname } = await import('node:os');
+  const { createHash } = await import('node:crypto');
+  const host = createHash('sha1').update(hostname()).digest('hex').slice(0, 12);
+  symlinkSync(`git-ckpt:${2 ** 30}:${host}:${Date.now()}`, lock);
+  const script = `
+    const { withLock } = await import(${JSON.stringify(lockModule)});
+    const { appendFileSync } = await import('node:fs');
+    for (let i = 0; i < 3; i++)
+      await withLock(${JSON.stringify(lock)}, 30000, async () => {
+        appendFileSync(${JSON.stringify(log)}, 'enter ' + process.pid + '\\n');
+        await new Promise((r) => setTimeout(r, 5));
+        appendFileSync(${JSON.stringify(log)}, 'leave ' + process.pid + '\\n');
+      });`;
+  const results = await Promise.all(
+    Array.from({ length: 12 }, () => run(box, `"${process.execPath}" --input-type=module -e '${script.replaceAll("'", "'\\''")}'`)),
+  );
+  for (const r of results) t.is(r.code, 0, r.stderr);
+  const lines = readFileSync(log, 'utf8').trim().split('\n');
+  t.is(lines.length, 12 * 3 * 2);
+  let holder = null;
+  for (const line of lines) {
+    const [what, pid] = line.split(' ');
+    if (what === 'enter') {
+      t.is(holder, null, `pid ${pid} entered while ${holder} held the lock`);
+      holder = pid;
+    } else {
+      t.is(holder, pid);
+      holder = null;
+    }
+  }
+  t.false(entryExists(lock));
 });

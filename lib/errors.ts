@@ -14,7 +14,7 @@ export type ErrorCode =
   | 'path' // a path the user named is unsafe, outside the workspace, or unknown
   | 'config' // a setting or an agent's config file that cannot be used
   | 'pending' // an interrupted restore, revert or undo must be finished or rolled back first
-  | 'stale' // undo would overwrite changes made since the operation (use --force)
+  | 'stale' // undo would overwrite changes made since the operation (use --force), or a plan changed since its preview
   | 'nothing' // an operation that needs a checkpoint found none
   | 'degraded' // a checkpoint named explicitly has lost objects
   | 'io' // the filesystem refused (EACCES, ENOSPC, EROFS …); the cause is attached
@@ -48,14 +48,28 @@ export function isCkptError(err: unknown, code?: ErrorCode): err is CkptError {
   return err instanceof CkptError && (code === undefined || err.code === code);
 }
 
-/** errno codes of a store that cannot be written now: a full disk or quota, a read-only mount, no permission. */
-const UNWRITABLE_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
+/** Why a store cannot be written now, in words, by errno: a full disk or quota, a read-only mount, no permission. */
+export const UNWRITABLE_ERRNOS: Readonly<Record<string, string>> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'over the disk quota',
+  EROFS: 'a read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
 /** The same, as git words them in a failed child's message. */
 const UNWRITABLE_GIT_RE = /No space left on device|Disk quota exceeded|Read-only file system|Permission denied/;
+/** A full disk or quota, in an errno or in git's words. */
+const DISK_FULL_RE = /ENOSPC|EDQUOT|No space left on device|Disk quota exceeded|Out of diskspace/;
 
 /** Whether an error says the store cannot be written now (read-only commands then go on without writing). */
 export function storeUnwritable(err: unknown): boolean {
   if (!(err instanceof CkptError)) return false;
-  if (err.code === 'io') return UNWRITABLE_ERRNOS.has(String(err.data.errno));
+  if (err.code === 'io') return String(err.data.errno) in UNWRITABLE_ERRNOS;
   return err.code === 'git' && UNWRITABLE_GIT_RE.test(err.message);
+}
+
+/** Whether an error says the disk (or the quota) is full. */
+export function diskFull(err: unknown): boolean {
+  if (err instanceof CkptError && err.code === 'io') return err.data.errno === 'ENOSPC' || err.data.errno === 'EDQUOT';
+  return DISK_FULL_RE.test(`${(err as Error)?.message ?? err}`);
 }

@@ -56,6 +56,7 @@ import {
   indexBlobs,
   indexEntries,
   presentObjects,
+  recordObjects,
   treeChanges,
   type RepoAccess,
 } from './objects.js';
@@ -319,7 +320,21 @@ async function storeObjects(repo: RepoAccess): Promise<Map<string, { type: strin
   return all;
 }
 
-/** `rev-list --objects` of checkpoints (their own objects, not their parents'): the listing, and id → path. */
+/**
+ * A record's `parentTree` (the base gc kept of a dropped parent) after the
+ * chain is rewritten: gone once its parent is a kept record again, and
+ * without the forgotten paths when they were removed.
+ */
+function withBaseTree(r: CheckpointRecord, parentKept: boolean, rewritten: string | undefined): CheckpointRecord {
+  if (!r.parentTree) return r;
+  if (parentKept) {
+    const { parentTree: _dropped, ...rest } = r;
+    return rest;
+  }
+  return rewritten && rewritten !== r.parentTree ? { ...r, parentTree: rewritten } : r;
+}
+
+/** `rev-list --objects` of checkpoints (their own objects, not their parents') and of trees: the listing, and id → path. */
 async function objectsOf(
   repo: RepoAccess & { scratchObjectDir?: string },
   ids: readonly string[],
@@ -502,6 +517,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
 
   // --path: every checkpoint's tree without what the patterns match.
   const newTrees = new Map<string, string>();
+  const newParentTrees = new Map<string, string>();
   const removedBy = new Map<string, RemovedEntry[]>();
   let rewriter: TreeRewriter | undefined;
   if (test && records.length) {
@@ -514,7 +530,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     rewriter = new TreeRewriter(
       await readTrees(
         repo,
-        records.map((r) => r.tree),
+        records.flatMap((r) => (r.parentTree ? [r.tree, r.parentTree] : [r.tree])),
       ),
       test,
       records[0]!.id.length,
@@ -523,6 +539,8 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       const { oid, removed } = rewriter.root(r.tree);
       if (oid !== r.tree) newTrees.set(r.id, oid);
       if (removed.length) removedBy.set(r.id, removed);
+      // The tree gc kept of a dropped parent holds the same paths: it loses them too.
+      if (r.parentTree) newParentTrees.set(r.id, rewriter.root(r.parentTree).oid);
     }
   }
   const steps = planChain(records, new Set(drop.keys()), newTrees);
@@ -583,16 +601,21 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       commits.set(id, text);
     }
     await writeObjects(paths, 'commit', commits, scratch, objectDir);
+    const keptIds = new Set(steps.map((s) => s.record.id));
     const next = steps.map((s) =>
-      s.rewrite
-        ? rewriteRecord(s.record, {
-            id: ids.get(s.record.id)!,
-            parent: s.parent === null ? null : (ids.get(s.parent) ?? s.parent),
-            tree: s.tree,
-            ids,
-            summary: summaries.get(s.record.id),
-          })
-        : s.record,
+      withBaseTree(
+        s.rewrite
+          ? rewriteRecord(s.record, {
+              id: ids.get(s.record.id)!,
+              parent: s.parent === null ? null : (ids.get(s.parent) ?? s.parent),
+              tree: s.tree,
+              ids,
+              summary: summaries.get(s.record.id),
+            })
+          : s.record,
+        s.parent !== null && keptIds.has(s.parent),
+        newParentTrees.get(s.record.id),
+      ),
     );
     // The ledger keeps its order.
     const position = new Map(records.map((r, i) => [r.id, i]));
@@ -602,10 +625,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     // 2. What the store keeps: the new chain's objects and the new index's blobs; what leaves.
     // A checkpoint whose commit is gone has nothing to list (rev-list refuses a missing start).
     const whole = (r: CheckpointRecord) => degraded[r.id] !== 'commit';
-    const after = await objectsOf(
-      read,
-      newRecords.filter(whole).map((r) => r.id),
-    );
+    const after = await objectsOf(read, recordObjects(newRecords.filter(whole)));
     const indexFile = index ? index.file : paths.indexFile;
     // A pending journal this forget leaves alone (one it would touch is refused) keeps its blobs, as gc does.
     const blobs = [

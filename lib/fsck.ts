@@ -10,7 +10,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { recordFromCommit } from './trailers.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
-import { forEachObject, indexBlobs } from './objects.js';
+import { forEachObject, indexBlobs, recordObjects } from './objects.js';
 import { git } from './runner.js';
 import { dirSize, writeFileDurable, type StorePaths } from './store.js';
 
@@ -69,10 +69,9 @@ export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, 
     else if (!objects.has(r.tree)) missing[r.id] = [r.tree];
   }
   const intact = records.filter((r) => !missing[r.id]);
-  const all = await reachable(
-    paths,
-    intact.map((r) => r.id),
-  );
+  // A base tree kept for a dropped parent (`parentTree`) is a checkpoint's too: checked, and no orphan.
+  for (const r of intact) if (r.parentTree && !objects.has(r.parentTree)) missing[r.id] = [r.parentTree];
+  const all = await reachable(paths, recordObjects(intact.filter((r) => !missing[r.id])));
   if (all.missing.size) {
     // Something deeper is gone: find whose, one checkpoint at a time (only in a damaged store).
     for (const r of intact) {

@@ -3,8 +3,13 @@
  * workspace lock.
  *
  * Order is what makes a kill at any moment harmless:
+ *   0. delete the loose objects no record, the shadow index or a pending
+ *      journal needs (what a killed or disk-full snapshot wrote): space first,
+ *      with nothing written, so a full disk can always be reclaimed;
  *   1. write one new pack holding exactly the objects of the kept checkpoints
- *      (plus the blobs the shadow index names), fsync'd, and mark it `.keep`;
+ *      (plus the blobs the shadow index and a pending journal name, and the
+ *      tree of each dropped parent a kept checkpoint reverts against),
+ *      fsync'd, and mark it `.keep`;
  *   2. rewrite the ledger without the dropped records (temp file, rename);
  *   3. only then delete the old packs and every loose object.
  * Before 2 completes every checkpoint is whole; after it, every kept one is
@@ -16,7 +21,16 @@
  * by hand leaves checkpoint objects alone.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { findDebris, looseObjectPath, looseObjects, neededObjects, packDir, packNames, removeOrphanLoose } from './objects.js';
+import {
+  findDebris,
+  looseObjectPath,
+  looseObjects,
+  neededObjects,
+  packDir,
+  packNames,
+  recordObjects,
+  removeOrphanLoose,
+} from './objects.js';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { crashPoint } from './crash-point.js';
@@ -76,13 +90,12 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   const looseBefore = looseObjects(paths.gitDir).length;
   let { plan, journal } = planFor(paths, settings, now);
   // Space first, writing nothing: loose objects no record needs (a snapshot stopped by a full disk
-  // leaves them), so that the new pack below has room even on a disk that was full.
-  const orphans = await removeOrphanLoose(
-    paths,
-    readLedger(paths.ledger).records.map((r) => r.id),
-    journalBlobs(journal),
-    Boolean(options.dryRun),
-  );
+  // leaves them), so that the new pack below has room even on a disk that was full. Only from a
+  // ledger read whole: an unreadable line may name what looks orphaned.
+  const ledger = readLedger(paths.ledger);
+  const orphans = ledger.warnings.length
+    ? 0
+    : await removeOrphanLoose(paths, recordObjects(ledger.records), journalBlobs(journal), Boolean(options.dryRun));
   const report: GcReport = {
     dryRun: Boolean(options.dryRun),
     kept: plan.keep.length,
@@ -127,11 +140,7 @@ async function repack(
   journal: Journal | undefined,
   ledgerChanges: boolean,
 ): Promise<void> {
-  const list = await neededObjects(
-    paths,
-    kept.map((r) => r.id),
-    journalBlobs(journal),
-  );
+  const list = await neededObjects(paths, recordObjects(kept), journalBlobs(journal));
   await replaceObjects(paths, list, () => {
     crashPoint('gc-pack');
     if (ledgerChanges) writeFileDurable(paths.ledger, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));

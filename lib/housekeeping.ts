@@ -10,7 +10,9 @@ import { parentDirs } from './capture-plan.js';
 import type { StoreContext } from './context.js';
 import { cliEntry } from './layout.js';
 import { readLedger, type ChangedPath } from './ledger.js';
-import { findDebris, keepAllPacks, looseObjects, removeOrphanLoose } from './objects.js';
+import { diskFull } from './errors.js';
+import { journalBlobs, readJournal } from './journal.js';
+import { findDebris, keepAllPacks, looseObjects, recordObjects, removeOrphanLoose } from './objects.js';
 import { planRetention, retentionPolicy } from './retention.js';
 import { git } from './runner.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
@@ -47,24 +49,19 @@ export function maybeStartBackgroundGc(ctx: StoreContext): void {
   }
 }
 
-/** Errors of a store whose disk is full or over its quota. */
-const DISK_FULL_RE = /ENOSPC|EDQUOT|No space left on device|Disk quota exceeded/;
-
 /**
  * After a capture failed on a full disk: remove the loose objects it wrote
  * before failing (no record names them), so the space is free again and the
  * next snapshot succeeds as soon as the workspace fits. Only with the lock held.
  */
 export async function reclaimAfterFullDisk(ctx: StoreContext, err: unknown): Promise<void> {
-  if (ctx.scratch || !DISK_FULL_RE.test(`${(err as Error)?.message ?? err}`)) return;
+  if (ctx.scratch || !diskFull(err)) return;
   try {
     removeGitDebris(ctx.paths);
-    const { records } = readLedger(ctx.paths.ledger);
-    await removeOrphanLoose(
-      ctx.paths,
-      records.map((r) => r.id),
-      [],
-    );
+    // Only from a ledger read whole and a journal read whole: an unreadable line or journal may name what looks orphaned.
+    const { records, warnings } = readLedger(ctx.paths.ledger);
+    if (warnings.length) return;
+    await removeOrphanLoose(ctx.paths, recordObjects(records), journalBlobs(readJournal(ctx.paths.dir)));
   } catch {
     /* best effort: gc does the same */
   }

@@ -2,7 +2,8 @@
  * The restore journal: written and fsync'd before the first write to the
  * workspace, removed after the operation's record is in the ledger. While it
  * exists, a restore is interrupted: `restore --continue` brings every journaled
- * path to its wanted state, `restore --abort` to the state the guard captured.
+ * path to its wanted state, `restore --abort` to the state the guard captured,
+ * each but the paths changed since the interruption (restore.ts).
  *
  * A journal is data an attacker could edit, so reading one validates every id,
  * mode and path before anything acts on it: a tampered journal is refused

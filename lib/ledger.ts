@@ -6,6 +6,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, appendFileSync, readFileSync, fsyncSync } from 'node:fs';
 import { CkptError } from './errors.js';
+import { unsafePathReason } from './paths.js';
 import { isObjectId } from './runner.js';
 import type { ActionCounts } from './restore-plan.js';
 
@@ -41,6 +42,8 @@ export interface OperationInfo {
   continued?: boolean;
   /** A restore made by `restore --abort`: the interrupted operation's paths back to its guard. */
   aborted?: boolean;
+  /** Paths recovery left as it found them (changed since the interruption): its undo leaves them too. */
+  leftAlone?: string[];
   /** A revert of several checkpoints (a turn range, a session): their ids, newest first. */
   reverted?: string[];
 }
@@ -90,6 +93,8 @@ export interface CheckpointRecord {
   skippedCount: number;
   /** Restore, revert and undo records only. */
   op?: OperationInfo;
+  /** The tree of a parent gc dropped: what this checkpoint's change (its revert) is computed against. */
+  parentTree?: string;
   /** Hook checkpoints: the agent, the hook phase, the agent's tool-call id and a one-line summary of the tool input. */
   agent?: string;
   phase?: string;
@@ -168,7 +173,13 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
     if (typeof op.journal !== 'string' || !/^[0-9a-f]{1,64}$/.test(op.journal)) return 'bad journal id';
     if (typeof op.counts !== 'object' || op.counts === null || !Array.isArray(op.failures)) return 'bad operation counts';
     if (op.reverted !== undefined && (!Array.isArray(op.reverted) || !op.reverted.every(isObjectId))) return 'bad reverted ids';
+    if (
+      op.leftAlone !== undefined &&
+      (!Array.isArray(op.leftAlone) || op.leftAlone.some((p) => typeof p !== 'string' || unsafePathReason(p)))
+    )
+      return 'bad left-alone paths';
   }
+  if (r.parentTree !== undefined && !isObjectId(r.parentTree)) return 'bad parent tree';
   if (r.formerIds !== undefined && (!Array.isArray(r.formerIds) || !r.formerIds.every(isObjectId))) return 'bad former ids';
   return undefined;
 }

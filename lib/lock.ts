@@ -4,15 +4,16 @@
  * (pid, host, time), as Emacs's lock files are: creating it is one atomic call
  * that fails when it exists, so a lock is never seen empty or half-written, and
  * it needs no data block, so it can still be taken on a full disk. A lock whose
- * owner on this host is gone is stale and is broken, one breaker at a time.
+ * owner on this host is gone is stale and is broken, one breaker at a time, and
+ * a process removes a lock only while it still names that process.
  * Works the same on macOS and Linux: no flock, no /proc. (Windows, later, needs
  * another primitive: its symlinks need a privilege.)
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type PQueue from 'p-queue';
-import { CkptError } from './errors.js';
+import { CkptError, UNWRITABLE_ERRNOS } from './errors.js';
 
 /**
  * Per-key lanes. An uncontended call runs at once; p-queue is loaded and used
@@ -124,29 +125,22 @@ function isStale(text: string, ageMs: number): boolean {
   return !processAlive(owner.pid);
 }
 
-/** Why a store cannot be written, in words, by errno. */
-const CANNOT_WRITE: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EROFS: 'a read-only file system',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'over the disk quota',
-};
-
-function tryCreate(file: string): boolean {
+/** Take the lock with `owner` as its text; false when it is held. */
+function tryCreate(file: string, owner = ownerText()): boolean {
   try {
-    symlinkSync(ownerText(), file);
+    symlinkSync(owner, file);
     return true;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
-    const why = code && CANNOT_WRITE[code];
+    const why = code ? UNWRITABLE_ERRNOS[code] : undefined;
     throw new CkptError(
       'io',
       why
         ? `cannot write the store to lock it (${why}): ${file}; status, diff, fsck and dry runs still work`
         : `cannot create lock ${file}: ${(err as Error).message}`,
-      { errno: code },
+      // `lockFailed`: no lock could be taken, so no other process can write this store either.
+      { errno: code, lockFailed: true },
       { cause: err },
     );
   }
@@ -160,22 +154,29 @@ function tryCreate(file: string): boolean {
  */
 function breakStale(file: string, seen: string): void {
   const breaker = `${file}.break`;
-  if (!tryCreate(breaker)) {
-    // A breaker that died mid-way would block every other one: its lock is stale in turn.
+  const mine = ownerText();
+  if (!tryCreate(breaker, mine)) {
+    // A breaker that died mid-way would block every other one: its lock is stale in turn (a
+    // foreign host's once it is old, since its pid cannot be checked from here).
     const text = readLockText(breaker);
-    let age = 0;
-    try {
-      age = Date.now() - lstatSync(breaker).mtimeMs;
-    } catch {
-      return;
-    }
-    if (text !== undefined && (isStale(text, age) || age > 10_000)) rmSync(breaker, { force: true });
+    const owner = text === undefined ? undefined : parseOwner(text);
+    const foreignAndOld = owner !== undefined && owner.host !== HOST && Date.now() - owner.time > 10_000;
+    if (text !== undefined && (isStale(text, 0) || foreignAndOld) && readLockText(breaker) === text) rmSync(breaker, { force: true });
     return;
   }
   try {
     if (readLockText(file) === seen) rmSync(file, { force: true });
   } finally {
-    rmSync(breaker, { force: true });
+    removeIfOurs(breaker, mine);
+  }
+}
+
+/** Remove a lock only while it still names us: one broken by mistake and retaken by another stays theirs. */
+function removeIfOurs(file: string, owner: string): void {
+  try {
+    if (readLockText(file) === owner) rmSync(file, { force: true });
+  } catch {
+    /* unreadable: leave it */
   }
 }
 
@@ -191,14 +192,15 @@ async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal
   let firstSeen: { text: string; at: number } | undefined;
   let brokeStale = false;
   for (;;) {
-    if (tryCreate(file)) {
+    const owner = ownerText();
+    if (tryCreate(file, owner)) {
       let released = false;
       return {
         brokeStale,
         release() {
           if (released) return;
           released = true;
-          rmSync(file, { force: true });
+          removeIfOurs(file, owner);
         },
       };
     }

@@ -6,6 +6,7 @@
 import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CkptError } from './errors.js';
+import type { CheckpointRecord } from './ledger.js';
 import type { TreeChange, TreeEntry } from './restore-plan.js';
 import { git, splitZ } from './runner.js';
 import { OBJECT_CACHES, type StorePaths } from './store.js';
@@ -100,19 +101,26 @@ export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.no
   return found;
 }
 
+/** What records need kept whole: each checkpoint's commit, and the tree of a parent gc dropped (its revert's base). */
+export function recordObjects(records: readonly CheckpointRecord[]): string[] {
+  return records.flatMap((r) => (r.parentTree ? [r.id, r.parentTree] : [r.id]));
+}
+
 /**
- * pack-objects' input for everything the given checkpoints need (commit,
- * trees, blobs; not their parents), with paths for delta hints, plus the blobs
- * the shadow index names and `extraBlobs` that the store holds (an interrupted
- * operation's journal names blobs no checkpoint holds yet).
+ * pack-objects' input for everything the given commits and trees need (their
+ * trees and blobs; not their parents), with paths for delta hints, plus the
+ * blobs the shadow index names and `extraBlobs` that the store holds (an
+ * interrupted operation's journal names blobs no checkpoint holds yet). A
+ * start that is gone (a degraded checkpoint) is left out: rev-list stops on one.
  */
-export async function neededObjects(paths: StorePaths, commits: readonly string[], extraBlobs: readonly string[] = []): Promise<string> {
+export async function neededObjects(paths: StorePaths, starts: readonly string[], extraBlobs: readonly string[] = []): Promise<string> {
+  const present = await presentObjects(paths, starts);
   const listed = await git({
     verb: 'rev-list',
     args: ['--objects', '--no-walk', '--missing=allow-any', '--stdin'],
     gitDir: paths.gitDir,
     cwd: paths.dir,
-    input: `${commits.join('\n')}\n`,
+    input: `${present.join('\n')}\n`,
   });
   const blobs = [...(await indexBlobs(paths)), ...(await presentObjects(paths, extraBlobs))];
   return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
@@ -136,20 +144,20 @@ export async function presentObjects(paths: StorePaths, ids: readonly string[]):
 }
 
 /**
- * Delete the loose objects that none of `commits`, the shadow index or
+ * Delete the loose objects that none of `starts`, the shadow index or
  * `extraBlobs` needs: what a snapshot killed or stopped by a full disk wrote.
  * Writes nothing, so it frees space on a full disk. The caller holds the
  * workspace lock (no snapshot is writing). Returns how many went (or would go).
  */
 export async function removeOrphanLoose(
   paths: StorePaths,
-  commits: readonly string[],
+  starts: readonly string[],
   extraBlobs: readonly string[],
   dryRun = false,
 ): Promise<number> {
   const loose = looseObjects(paths.gitDir);
   if (loose.length === 0) return 0;
-  const needed = new Set((await neededObjects(paths, commits, extraBlobs)).split('\n').map((line) => line.split(' ', 1)[0]));
+  const needed = new Set((await neededObjects(paths, starts, extraBlobs)).split('\n').map((line) => line.split(' ', 1)[0]));
   const orphans = loose.filter((id) => !needed.has(id));
   if (dryRun || orphans.length === 0) return orphans.length;
   // Caches that may name a tree about to go (the index stamp's tree is in no checkpoint).

@@ -4,7 +4,9 @@
  *   1. capture a guard checkpoint of the current state (content dedup applies);
  *      a dry run captures into a scratch index and object folder instead, so
  *      the store stays byte-identical;
- *   2. plan purely (restore-plan.ts) against the guard and the disk;
+ *   2. plan purely (restore-plan.ts) against the guard and the disk; what the
+ *      guard could not capture is left alone; a plan that is not the one the
+ *      caller agreed to (`expectPlan`) stops here;
  *   3. write the journal, fsync'd, before the first write to the workspace;
  *   4. apply in explicit-path batches, atomic per file; a failure is recorded
  *      and the pass goes on;
@@ -12,7 +14,8 @@
  *      verifying every journaled path against what was wanted;
  *   6. remove the journal.
  * A kill at any moment leaves either no journal (nothing written yet, or all
- * done and recorded) or a journal that --continue and --abort complete exactly.
+ * done and recorded) or a journal that --continue and --abort complete; they
+ * capture a guard first and leave alone each path changed since the kill.
  */
 import path from 'node:path';
 import { applyEntries, randomTag, removeTmpFiles, type ApplyEntry, type ApplyFailure } from './apply.js';
@@ -211,7 +214,7 @@ interface RecordAs {
   message: string;
   counts: ActionCounts;
   leftovers: number;
-  flags: Pick<OperationInfo, 'continued' | 'aborted'>;
+  flags: Pick<OperationInfo, 'continued' | 'aborted' | 'leftAlone'>;
 }
 
 function recordAsOperation(journal: Journal): RecordAs {
@@ -522,10 +525,13 @@ export async function undoLocked(
 async function undoLive(
   ctx: StoreContext,
   last: CheckpointRecord,
-  changes: TreeChange[],
+  allChanges: TreeChange[],
   live: LiveState,
   options: UndoOptions,
 ): Promise<OperationReport> {
+  // What a recovery left as it found it (edited after the interruption) was never its change: undo leaves it too.
+  const leftAlone = new Set(last.op?.leftAlone ?? []);
+  const changes = allChanges.filter((c) => !leftAlone.has(c.path));
   const stale = staleUndoPaths(changes, live.entries);
   if (stale.length && !options.force) {
     const list = stale.slice(0, 5).join(', ');
@@ -537,7 +543,18 @@ async function undoLive(
   }
   const want = new Map<string, Want>(changes.map((c) => [c.path, c.before]));
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-  const plan = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true });
+  const plan = withExtraFiles(
+    reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true }),
+    allChanges
+      .filter((c) => leftAlone.has(c.path))
+      .map(
+        (c): PlannedFile => ({
+          path: c.path,
+          action: 'skip',
+          reason: 'changed after the interruption, so not the operation’s: left as it is',
+        }),
+      ),
+  );
   return execute(ctx, { op: 'undo', target: last.id, live, plan }, options);
 }
 
@@ -648,7 +665,10 @@ export async function recoverLocked(
     const entries = todo.map(([p, want, from]) => ({ path: p, want: action === 'continue' ? want : from }));
     const as: RecordAs =
       action === 'continue'
-        ? { ...recordAsOperation(journal), flags: { continued: true } }
+        ? {
+            ...recordAsOperation(journal),
+            flags: { continued: true, ...(leftAlone.length ? { leftAlone: leftAlone.slice(0, SKIPPED_KEPT).map((l) => l.path) } : {}) },
+          }
         : {
             kind: 'restore',
             target: journal.guard,
@@ -662,7 +682,7 @@ export async function recoverLocked(
               skip: leftAlone.length,
             },
             leftovers: 0,
-            flags: { aborted: true },
+            flags: { aborted: true, ...(leftAlone.length ? { leftAlone: leftAlone.slice(0, SKIPPED_KEPT).map((l) => l.path) } : {}) },
           };
     const { record, failures } = await applyAndRecord(ctx, journal, entries, as);
     removeJournal(ctx.paths.dir);

@@ -9,8 +9,9 @@
  *   - the newest checkpoint of each session (and of the unattributed ones);
  *   - the last restore, revert or undo and its guard (what `undo` needs);
  *   - every checkpoint an open restore journal names;
- *   - the parent of every kept `post` (its change, which revert and `turn:N`
- *     undo, is its diff against that parent).
+ *   - the parent of every kept `post`, so `turn:N` finds the state before a
+ *     kept turn; a kept checkpoint whose parent goes keeps that parent's tree
+ *     instead (`parentTree`), so its revert still has its base.
  * A store over its quota therefore never prunes itself into "no checkpoints".
  */
 import type { CheckpointRecord } from './ledger.js';
@@ -105,7 +106,10 @@ export function planRetention(input: RetentionInput): RetentionPlan {
     estimate += (byId.get(r.parent)?.bytes ?? 0) * diskPerContentByte;
   }
   return {
-    keep: records.filter((r) => !dropped.has(r.id)),
+    // A kept checkpoint whose parent goes keeps that parent's tree: what its revert is computed against.
+    keep: records
+      .filter((r) => !dropped.has(r.id))
+      .map((r) => (r.parent && dropped.has(r.parent) && !r.parentTree ? { ...r, parentTree: byId.get(r.parent)!.tree } : r)),
     drop: records.filter((r) => dropped.has(r.id)).map((record) => ({ record, rule: dropped.get(record.id)! })),
     protected: [...floors].filter(([id]) => records.some((r) => r.id === id)).map(([id, why]) => ({ id, why })),
     bytesBefore: input.storeBytes,

@@ -430,11 +430,6 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
 }
 
 /**
- * Capture the workspace's tree without creating a checkpoint: into the shadow
- * index (diff, status), or into a scratch index and object folder that leave
- * the store byte-identical (dry-run restores). Always returns a tree.
- */
-/**
  * Capture the live workspace into a scratch index and object folder (under the
  * system's temporary folder), hand the tree to `use` while they exist, then
  * remove them: the store stays byte for byte as it was (dry runs and previews).
@@ -463,6 +458,11 @@ export async function withScratchCapture<T>(
   }
 }
 
+/**
+ * Capture the workspace's tree without creating a checkpoint: into the shadow
+ * index (diff, status), or into a scratch index and object folder that leave
+ * the store byte-identical (dry-run restores). Always returns a tree.
+ */
 export async function captureTree(
   ctx: StoreContext,
   options: { timeBudgetMs?: number } = {},

@@ -20,7 +20,7 @@ import {
   writeBaseline,
   type BaselineState,
 } from './baseline.js';
-import { asCkptError, CkptError, storeUnwritable } from './errors.js';
+import { asCkptError, CkptError, isCkptError, storeUnwritable } from './errors.js';
 import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
@@ -217,18 +217,27 @@ export class Workspace {
   }
 
   /**
-   * The door for commands that only read (status, fsck, dry runs): the lock
-   * door, or, when the store cannot be written (a full disk, a read-only
-   * mount or folder), the same work without the lock and with `unwritable`
-   * set, so captures go to a scratch index outside the store. Nothing can
-   * change such a store under us, and nothing here writes to it.
+   * The door for commands that only read (status, diff, fsck, dry runs): the
+   * lock door; when the store turns out not to be writable (a full disk, a
+   * read-only mount or folder), the same work again with `unwritable` set, so
+   * captures go to a scratch index outside the store, still under the lock.
+   * Only when no lock can be taken at all does it go on without one: then no
+   * other process can write the store either.
    */
   private async readDoor<T>(fn: (paths: StorePaths, settings: Settings, unwritable: boolean) => Promise<T>): Promise<T> {
     try {
-      return await this.exclusive((paths, settings) => fn(paths, settings, false));
+      return await this.exclusive(async (paths, settings) => {
+        try {
+          return await fn(paths, settings, false);
+        } catch (err) {
+          if (!storeUnwritable(asCkptError(err))) throw err;
+          return fn(paths, settings, true);
+        }
+      });
     } catch (err) {
       const paths = this.storePaths;
-      if (!paths || !existsSync(path.join(paths.gitDir, 'HEAD')) || !storeUnwritable(err)) throw err;
+      const lockFailed = isCkptError(err, 'io') && err.data.lockFailed === true && storeUnwritable(err);
+      if (!paths || !existsSync(path.join(paths.gitDir, 'HEAD')) || !lockFailed) throw err;
       try {
         return await fn(paths, this.settingsCache ?? (await readSettings(paths, this.env)), true);
       } catch (inner) {
@@ -295,8 +304,8 @@ export class Workspace {
 
   /**
    * Run `fn` under the workspace lock, with the store open and its settings
-   * read: the one door through which git-ckpt's own front ends (the hooks, and
-   * later the MCP server and the web timeline) act. Not a stable API.
+   * read: the door through which the hooks act (numbering and snapshot under
+   * one lock). Not a stable API.
    */
   async locked<T>(fn: (ctx: StoreContext) => Promise<T>, options: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
     return this.exclusive((paths, settings) => fn(this.context(paths, settings)), options.signal, options.lockTimeoutMs);
@@ -334,14 +343,15 @@ export class Workspace {
       for (const target of targets) {
         if (!target.parent) continue;
         const parent = byId.get(target.parent);
-        if (!parent || view.degraded[target.parent] || view.degraded[target.id]) {
+        // gc keeps a dropped parent's tree on the record: the base a revert needs.
+        if ((!parent && !target.parentTree) || view.degraded[target.parent] || view.degraded[target.id]) {
           throw new CkptError(
             'degraded',
             `cannot revert ${target.id.slice(0, 10)}: ${view.degraded[target.id] ? 'it is degraded' : `its parent checkpoint ${target.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}`}, and revert needs it`,
           );
         }
       }
-      const parentTree = (r: CheckpointRecord) => (r.parent ? byId.get(r.parent)!.tree : null);
+      const parentTree = (r: CheckpointRecord) => (r.parent ? (byId.get(r.parent)?.tree ?? r.parentTree!) : null);
       return (await restoreModule()).revertLocked(this.context(paths, settings), targets, parentTree, options);
     });
   }
@@ -391,7 +401,9 @@ export class Workspace {
   async forget(request: ForgetInput, options: ForgetOptions = {}): Promise<ForgetReport> {
     const checked = (await forgetPlanModule()).checkRequest(request);
     if (!this.storePaths) throw new CkptError('nothing', 'no checkpoints yet: nothing to forget');
-    return this.exclusive(async (paths, settings) => (await forgetModule()).forgetLocked(this.context(paths, settings), checked, options));
+    return this.operationDoor(options, async (paths, settings) =>
+      (await forgetModule()).forgetLocked(this.context(paths, settings), checked, options),
+    );
   }
 
   /** A deep check of the store. */

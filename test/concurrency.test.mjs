@@ -146,3 +146,16 @@ test('a stale lock and twelve contenders at once: no two processes ever hold the
   }
   t.false(entryExists(lock));
 });
+
+test('a process removes the lock only while it still names that process', async (t) => {
+  const box = sandbox();
+  const lock = path.join(box.base, 'lock');
+  const { withLock } = await import(path.join(ROOT, 'dist', 'lib', 'lock.js'));
+  await withLock(lock, 1000, async () => {
+    // Broken by mistake and taken by another process meanwhile (a suspended laptop, say).
+    const { rmSync } = await import('node:fs');
+    rmSync(lock);
+    symlinkSync(`git-ckpt:${process.pid + 1}:abcdefabcdef:${Date.now()}`, lock);
+  });
+  t.true(entryExists(lock), "the other process's lock stands");
+});

@@ -161,6 +161,13 @@ for (const action of ['continue', 'abort']) {
       t.is(readFileSync(path.join(box.ws, 'f1.txt'), 'utf8'), 'A 1\n', 'the interrupted pass had written f1');
     } else {
       t.true(record.op.continued);
+      t.deepEqual(record.op.leftAlone.sort(), ['f0.txt', 'f5.txt']);
+      // undo of the continued restore: everything back to B but the two edits, which were never its change.
+      const undo = await ckptJson(box, ['undo']);
+      t.true(undo.files.some((f) => f.path === 'f5.txt' && f.action === 'skip'));
+      t.is(readFileSync(path.join(box.ws, 'f5.txt'), 'utf8'), 'edit after the crash 5\n');
+      t.is(readFileSync(path.join(box.ws, 'f0.txt'), 'utf8'), 'edit after the crash 0\n');
+      t.is(readFileSync(path.join(box.ws, 'f1.txt'), 'utf8'), 'B 1\n');
     }
     t.is(treeState(path.join(box.ws, '.git')), gitState, "the user's .git is untouched");
   });
@@ -283,6 +290,16 @@ test('gc keeps the parent of every kept post, so revert and turn:N still work on
   t.is(r.code, 0, r.stderr);
   t.false(existsSync(path.join(box.ws, 't4.txt')));
   t.true(existsSync(path.join(box.ws, 't5.txt')));
+  await ckptJson(box, ['undo']);
+  // Every kept post reverts, the oldest too: its dropped parent's tree was kept as its base.
+  const whole = await ckpt(box, ['revert', '--session', 'sess-b']);
+  t.is(whole.code, 0, whole.stderr);
+  const kept = ledgerLines(box)
+    .filter((l) => l.kind === 'post')
+    .map((l) => l.turn);
+  for (let turn = 1; turn <= 5; turn++)
+    t.is(existsSync(path.join(box.ws, `t${turn}.txt`)), !kept.includes(turn), `t${turn}.txt after reverting the kept posts ${kept}`);
+  t.is((await ckpt(box, ['fsck'])).code, 0);
 });
 
 /** A small tmpfs of our own (root only), unmounted at teardown; undefined where the machine does not allow it. */
@@ -364,6 +381,7 @@ modeTest('a read-only store: log, show, status, diff, fsck and every dry run sti
     ['restore', a, '--dry-run'],
     ['undo', '--dry-run'],
     ['gc', '--dry-run'],
+    ['forget', a, '--dry-run'],
   ]) {
     const r = await ckptBound(box, args);
     t.true(r.code === 0 || (args[0] === 'undo' && r.code !== 3), `${args.join(' ')}: ${r.code} ${r.stderr}`);
@@ -375,3 +393,34 @@ modeTest('a read-only store: log, show, status, diff, fsck and every dry run sti
   t.is(snap.stderr.trim().split('\n').length, 1, snap.stderr);
   t.is(treeState(store), before, 'nothing in the store changed');
 });
+
+diskTest(
+  'a full disk while a revert is interrupted: the failed snapshot frees space but keeps what the journal needs, and --continue finishes',
+  async (t) => {
+    const box = sandbox();
+    const disk = path.join(box.base, 'disk');
+    t.teardown(smallDisk(disk, '8m'));
+    box.store = path.join(disk, 'store');
+    box.env.GIT_CKPT_HOME = box.store;
+    const lines = (first, last) => `${first}\n${Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n')}\n${last}\n`;
+    for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('top', 'bottom'));
+    await ckptJson(box, ['snapshot']);
+    for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('TOP by the agent', 'bottom'));
+    await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 'sess-a', '--turn', '1', '--step', '1']);
+    for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('TOP by the agent', 'BOTTOM by the user'));
+    await ckptJson(box, ['snapshot']);
+    const crashed = await ckpt(box, ['revert', '--session', 'sess-a'], { env: { GIT_CKPT_TEST_CRASH: 'journal' } });
+    t.is(crashed.code, null);
+    // The disk fills; a snapshot (a hook's) fails on it and cleans up after itself.
+    spawnSync('dd', ['if=/dev/zero', `of=${path.join(disk, 'filler')}`, 'bs=64k'], { stdio: 'ignore' });
+    write(box, 'big.bin', randomBytes(1 << 20));
+    const full = await ckpt(box, ['snapshot']);
+    t.is(full.code, 1);
+    rmSync(path.join(disk, 'filler'));
+    rmSync(path.join(box.ws, 'big.bin'));
+    const r = await ckptJson(box, ['restore', '--continue']);
+    t.deepEqual(r.failures, []);
+    for (let i = 0; i < 3; i++) t.is(readFileSync(path.join(box.ws, `f${i}.txt`), 'utf8'), lines('top', 'BOTTOM by the user'));
+    t.is((await ckpt(box, ['fsck'])).code, 0);
+  },
+);

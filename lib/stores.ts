@@ -28,6 +28,25 @@ function mtime(file: string): number {
   }
 }
 
+/** Pure: a store folder's name as the store root holds them (`<name>-<hash>`), not a path. */
+const STORE_NAME_RE = /^[^/\\\0.][^/\\\0]*$/;
+
+/**
+ * The workspace one store belongs to, by the store's folder name, reading only
+ * that store's `workspace` file (not every store's sizes and ledgers, as
+ * listStores does). Undefined when there is no such store or it does not say.
+ */
+export function storeWorkspace(name: string, env: NodeJS.ProcessEnv = process.env): { workspace: string; missing: boolean } | undefined {
+  if (!STORE_NAME_RE.test(name) || name === 'backups') return undefined;
+  const paths = storePaths(path.join(storeRoot(env), name));
+  try {
+    const workspace = readFileSync(paths.workspaceFile, 'utf8').replace(/\n$/, '');
+    return workspace ? { workspace, missing: !existsSync(workspace) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function listStores(env: NodeJS.ProcessEnv = process.env): StoreInfo[] {
   const root = storeRoot(env);
   const out: StoreInfo[] = [];

@@ -19,7 +19,7 @@ import { asCkptError, type ErrorCode } from './errors.js';
 import type { CheckpointRecord } from './ledger.js';
 import { packageRoot } from './layout.js';
 import { userPath } from './paths.js';
-import { listStores } from './stores.js';
+import { listStores, storeWorkspace } from './stores.js';
 import { turnTitleKey, Workspace } from './workspace.js';
 
 export interface UiServerOptions {
@@ -184,12 +184,47 @@ function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw new HttpError(400, `${what}${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`);
+  const field = `${what}${issue?.path.length ? `.${issue.path.join('.')}` : ''}`;
+  throw new HttpError(400, issue ? issueSentence(field, issue, value) : `${field} is not valid`);
+}
+
+/** Pure: a validation problem as a sentence a person reads, not zod's wording. */
+function issueSentence(field: string, issue: z.core.$ZodIssue, root: unknown): string {
+  const at = issue.path.reduce<unknown>(
+    (v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined),
+    root,
+  );
+  switch (issue.code) {
+    case 'invalid_type':
+      return at === undefined || at === null ? `${field} is missing` : `${field} must be ${article(issue.expected)}, not ${describe(at)}`;
+    case 'too_small':
+      return issue.origin === 'string' && Number(issue.minimum) <= 1
+        ? `${field} must not be empty`
+        : `${field} is too small (at least ${issue.minimum})`;
+    case 'too_big':
+      return `${field} is too ${issue.origin === 'string' || issue.origin === 'array' ? 'long' : 'large'} (at most ${issue.maximum})`;
+    case 'invalid_value':
+      return `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'unrecognized_keys':
+      return `${field} has ${issue.keys.length === 1 ? 'a field' : 'fields'} it does not take: ${issue.keys.join(', ')}`;
+    default:
+      return `${field} is not valid (${issue.message})`;
+  }
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'string') return `the text ${JSON.stringify(value).slice(0, 40)}`;
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
 
 const rollbackBody = z
   .object({
-    ws: z.string().min(1).max(200),
+    ws: z.string().min(1).max(200).optional(),
     target: z.string().min(1).max(200),
     mode: z.enum(['asof', 'revert']).optional(),
     paths: z.array(z.string().min(1).max(4096)).max(1000).optional(),
@@ -200,7 +235,7 @@ const rollbackBody = z
   .strict();
 const undoBody = z
   .object({
-    ws: z.string().min(1).max(200),
+    ws: z.string().min(1).max(200).optional(),
     apply: z.boolean().optional(),
     force: z.boolean().optional(),
     planId: z.string().max(64).optional(),
@@ -233,11 +268,19 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     return stores.sort((a, b) => Number(b.current) - Number(a.current) || b.lastUsed - a.lastUsed);
   };
 
-  /** The workspace a request names by its store id. */
+  /**
+   * The workspace a request names by its store id (`ws`), or without one the
+   * workspace `git ckpt ui` was started in. Only that store's `workspace` file
+   * is read: a request never walks every store.
+   */
   const workspaceOf = (id: unknown): Workspace => {
+    if (id === null || id === undefined || id === '') {
+      if (!current) throw new HttpError(400, 'ws: name a workspace (git ckpt ui was not started in one; /api/summary lists them)');
+      id = current;
+    }
     const wsId = checked(z.string().min(1).max(200), id, 'ws');
-    const found = listStores(env).find((s) => path.basename(s.dir) === wsId);
-    if (!found?.workspace) throw new HttpError(404, `unknown workspace: ${JSON.stringify(wsId).slice(0, 80)}`);
+    const found = storeWorkspace(wsId, env);
+    if (!found) throw new HttpError(404, `unknown workspace: ${JSON.stringify(wsId).slice(0, 80)}`);
     if (found.missing) throw new HttpError(404, `the workspace ${found.workspace} no longer exists`);
     return Workspace.open(found.workspace, { env });
   };

@@ -219,9 +219,15 @@ if (!existsSync(CHROMIUM)) {
     // The new restore and undo records appear on their own (live).
     await page.locator('.row.checkpoint', { hasText: 'undo' }).first().waitFor({ timeout: 5000 });
 
-    // A narrow window stacks the panes.
+    // A narrow window stacks the panes, and the filter box keeps a usable width (a line of its own on a phone-sized one).
     await page.setViewportSize({ width: 700, height: 800 });
     await page.screenshot({ path: path.join(ARTIFACTS, 'narrow.png') });
+    await page.setViewportSize({ width: 360, height: 720 });
+    const filterBox = await page.locator('#filter').boundingBox();
+    t.true(filterBox.width >= 300, `the filter box is ${filterBox.width}px wide at 360px`);
+    await page.locator('#filter').fill('tool:Bash');
+    t.regex(await page.locator('#count').textContent(), /of/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'phone.png') });
     t.deepEqual(problems, []);
   });
 }

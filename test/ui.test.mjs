@@ -157,6 +157,12 @@ test('errors: 400 for bad JSON and fields, 404 for unknown checkpoints and endpo
     [await get(ui, `/api/checkpoint?ws=${ws}&id=latest~5`), 404, /only 2 checkpoints exist/],
     [await get(ui, `/api/file-diff?ws=${ws}&to=latest&path=/etc/passwd`), 400, /outside the workspace/],
     [await get(ui, `/api/timeline?ws=${ws}&limit=0`), 400, /limit/],
+    // Validation errors read as sentences, not as the schema library's words.
+    [await post(ui, '/api/preview-diff', { ws, target: null }), 400, /^body\.target is missing$/],
+    [await post(ui, '/api/preview-diff', { ws, target: '' }), 400, /^body\.target must not be empty$/],
+    [await post(ui, '/api/preview-diff', { ws, target: 7 }), 400, /^body\.target must be a string, not number 7$/],
+    [await post(ui, '/api/preview-diff', { ws, target: 'latest', mode: 'sideways' }), 400, /^body\.mode must be one of "asof", "revert"$/],
+    [await post(ui, '/api/preview-diff', { ws, target: 'latest', extra: 1 }), 400, /^body has a field it does not take: extra$/],
     [await get(ui, '/api/nothing-here'), 404, /no such endpoint/],
     [
       await post(ui, '/api/preview-diff', { ws, target: 'latest', paths: Array.from({ length: 40 }, () => 'x'.repeat(2000)) }),
@@ -175,6 +181,28 @@ test('errors: 400 for bad JSON and fields, 404 for unknown checkpoints and endpo
   const busy = await post(ui, '/api/rollback', { ws, target: 'latest~1', apply: true, planId: '0123456789abcdef' });
   t.is(busy.status, 409, busy.body);
   t.regex(busy.json.error, /workspace is busy/);
+});
+
+test('without ws, every endpoint works on the workspace git ckpt ui was started in', async (t) => {
+  const box = sandbox();
+  const { first } = await history(box);
+  write(box, 'a.txt', 'work in progress\n');
+  const ui = await startUi(t, box);
+  const ws = (await get(ui, '/api/summary')).json.current;
+  const named = (await get(ui, `/api/timeline?ws=${ws}`)).json;
+  const bare = (await get(ui, '/api/timeline')).json;
+  t.true(bare.ok, JSON.stringify(bare));
+  t.deepEqual(bare.records, named.records);
+  t.true((await get(ui, `/api/checkpoint?id=${first.id}`)).json.ok);
+  t.regex((await get(ui, '/api/file-diff?path=a.txt')).json.diff, /\+work in progress/);
+  const preview = (await post(ui, '/api/preview-diff', { target: first.id })).json;
+  t.true(preview.dryRun);
+  const applied = (await post(ui, '/api/rollback', { target: first.id, apply: true, planId: preview.planId })).json;
+  t.false(applied.dryRun, JSON.stringify(applied));
+  const undoPlan = (await post(ui, '/api/rollback-undo', {})).json;
+  const undone = (await post(ui, '/api/rollback-undo', { apply: true, planId: undoPlan.planId })).json;
+  t.true(undone.ok);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'work in progress\n');
 });
 
 test('restore through the API: the preview changes nothing; apply and undo round-trip byte for byte; the user’s .git is untouched', async (t) => {

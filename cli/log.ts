@@ -2,7 +2,8 @@
 import { Option, type Command } from 'commander';
 import type { CheckpointRecord } from '../lib/ledger.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
-import { turnTitleKey } from '../lib/workspace.js';
+import { turnTitleKey } from '../lib/ledger.js';
+import { checkpointView } from '../lib/views.js';
 import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {
@@ -13,10 +14,6 @@ interface LogArgs extends GlobalArgs {
   oneline?: boolean;
   stat?: boolean;
   json?: boolean;
-}
-
-export function jsonRecord(r: CheckpointRecord, degraded = false): Record<string, unknown> {
-  return { ...r, degraded };
 }
 
 function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined): string {
@@ -57,9 +54,7 @@ async function runLog(argv: LogArgs): Promise<void> {
   const degraded = await ws.degraded();
   if (argv.json) {
     // Every record of a turn shows its title, not only the first one, which carries it in the ledger.
-    const titled = (r: CheckpointRecord) =>
-      r.prompt || r.session === null || r.turn === null ? r : { ...r, prompt: titles[turnTitleKey(r.session, r.turn)] };
-    printJson(records.map((r) => jsonRecord(titled(r), Boolean(degraded[r.id]))));
+    printJson(records.map((r) => checkpointView(r, titles, Boolean(degraded[r.id]))));
     return;
   }
   if (total === 0) {

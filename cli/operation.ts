@@ -1,6 +1,7 @@
 /** Output shared by restore, revert and undo: the plan table and the summary. */
 import type { Command } from 'commander';
 import type { OperationReport, RecoveryReport } from '../lib/restore.js';
+import { operationView } from '../lib/views.js';
 import type { PlannedFile } from '../lib/restore-plan.js';
 import { displayPath } from '../lib/paths.js';
 import { printJson } from './common.js';
@@ -25,27 +26,10 @@ function verb(r: OperationReport): string {
   return r.op === 'undo' ? `undo of ${shortId(r.target)}` : `${r.op} ${r.op === 'revert' ? 'of' : 'to'} ${shortId(r.target)}`;
 }
 
-/** JSON: the plan (files, counts, leftovers, target) plus what happened. */
-function operationJson(r: OperationReport): unknown {
-  return {
-    op: r.op,
-    dryRun: r.dryRun,
-    target: r.target,
-    guard: r.guard,
-    record: r.record,
-    planId: r.planId,
-    counts: r.counts,
-    files: r.plan.files.map((f) => ({ path: f.path, action: f.action, ...(f.reason ? { reason: f.reason } : {}) })),
-    leftovers: r.leftovers,
-    failures: r.failures,
-    uncaptured: r.uncaptured,
-  };
-}
-
 /** Print a report: with --json one object, otherwise a table (dry run) or a summary. */
 export function printOperation(r: OperationReport, json: boolean): void {
   if (json) {
-    printJson(operationJson(r));
+    printJson(operationView(r));
     return;
   }
   const out: string[] = [];

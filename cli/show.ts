@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { DiffFormat } from '../lib/workspace.js';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { attribution, bold, relativeAge, skippedLines, statsText, yellow, useColor } from './format.js';
-import { jsonRecord } from './log.js';
+import { checkpointView } from '../lib/views.js';
 
 interface ShowArgs extends GlobalArgs {
   ckpt?: string;
@@ -38,7 +38,7 @@ async function runShow(argv: ShowArgs): Promise<void> {
   const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
   const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json });
   if (argv.json) {
-    printJson({ ...jsonRecord(record), diff, ...(base ? { base } : {}) });
+    printJson({ ...checkpointView(record), diff, ...(base ? { base } : {}) });
     return;
   }
   const out: string[] = [];

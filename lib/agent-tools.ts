@@ -10,10 +10,10 @@
 import { z } from 'zod';
 import { CkptError } from './errors.js';
 import { firstPaths, formatBytes, plainStats, relativeAge, shortId, skippedLines } from './describe.js';
-import type { CheckpointRecord } from './ledger.js';
 import { userPath } from './paths.js';
 import type { OperationReport } from './restore.js';
-import { turnTitleKey, type Workspace } from './workspace.js';
+import type { Workspace } from './workspace.js';
+import { checkpointView, operationView } from './views.js';
 
 /** The most diff text a tool returns unless asked for more: a model's context is precious. */
 const DIFF_MAX_BYTES = 64 * 1024;
@@ -69,27 +69,6 @@ function gatePaths(ws: Workspace, raw: string[] | undefined): string[] | undefin
   return raw?.length ? [...new Set(raw.map((p) => userPath(ws.root, ws.root, p)))] : undefined;
 }
 
-function listEntry(r: CheckpointRecord, titles: Record<string, string>, degraded: boolean) {
-  return {
-    id: r.id,
-    time: new Date(r.time).toISOString(),
-    age: relativeAge(r.time),
-    session: r.session,
-    turn: r.turn,
-    step: r.step,
-    agent: r.agent ?? null,
-    tool: r.tool,
-    kind: r.kind,
-    message: r.message || null,
-    stats: r.stats,
-    changed: r.changed,
-    paths: r.paths.slice(0, 5).map((p) => `${p.status} ${p.path}`),
-    prompt: r.session !== null && r.turn !== null ? (titles[turnTitleKey(r.session, r.turn)] ?? null) : null,
-    failed: r.failed ?? false,
-    degraded,
-  };
-}
-
 function operationResult(r: OperationReport, diff: string | undefined): ToolResult {
   const changing = r.plan.files.filter((f) => f.action !== 'unchanged');
   const files = changing.map((f) => ({ path: f.path, action: f.action, ...(f.reason ? { reason: f.reason } : {}) }));
@@ -123,24 +102,11 @@ function operationResult(r: OperationReport, diff: string | undefined): ToolResu
   if (bounded?.text) lines.push('', 'The diff it would apply (live workspace → result):', bounded.text);
   return {
     text: `${lines.join('\n')}\n`,
-    structured: {
-      op: r.op,
-      dryRun: r.dryRun,
-      target: r.target,
-      guard: r.guard,
-      record: r.record,
-      planId: r.planId,
-      counts: r.counts,
-      files,
-      leftovers: r.leftovers,
-      uncaptured: r.uncaptured.map((s) => ({ path: s.path, reason: s.reason })),
-      failures: r.failures,
-      undo,
-      ...(bounded ? { diff: bounded.text, diffTruncated: bounded.truncated } : {}),
-    },
+    structured: { ...operationView(r, bounded && { text: bounded.text, truncated: bounded.truncated }), undo },
   };
 }
 
+/** The output schema of an OperationView (lib/views.ts), plus how to undo it. */
 const operationOutput = {
   op: z.string(),
   dryRun: z.boolean(),
@@ -157,6 +123,37 @@ const operationOutput = {
   diff: z.string().optional(),
   diffTruncated: z.boolean().optional(),
 };
+
+/** The output schema of a CheckpointView (lib/views.ts): the same fields the CLI's --json and the web API give. */
+const checkpointViewSchema = z.object({
+  id: z.string(),
+  parent: z.string().nullable(),
+  tree: z.string(),
+  time: z.number(),
+  session: z.string().nullable(),
+  turn: z.number().nullable(),
+  step: z.number().nullable(),
+  kind: z.string(),
+  agent: z.string().nullable(),
+  phase: z.string().nullable(),
+  call: z.string().nullable(),
+  agentTurn: z.string().nullable(),
+  tool: z.string().nullable(),
+  input: z.string().nullable(),
+  message: z.string().nullable(),
+  prompt: z.string().nullable(),
+  failed: z.boolean(),
+  error: z.string().nullable(),
+  subagent: z.object({ id: z.string(), type: z.string().nullable() }).nullable(),
+  stats,
+  bytes: z.number(),
+  changed: z.number(),
+  paths: z.array(z.object({ status: z.string(), path: z.string() })),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string(), size: z.number().optional() })),
+  skippedCount: z.number(),
+  op: z.record(z.string(), z.unknown()).nullable(),
+  degraded: z.boolean(),
+});
 
 const checkpointNow: AgentTool<{ message: z.ZodOptional<z.ZodString> }> = {
   name: 'checkpoint_now',
@@ -212,32 +209,13 @@ const checkpointList: AgentTool<{
     total: z.number(),
     shown: z.number(),
     more: z.number(),
-    checkpoints: z.array(
-      z.object({
-        id: z.string(),
-        time: z.string(),
-        age: z.string(),
-        session: z.string().nullable(),
-        turn: z.number().nullable(),
-        step: z.number().nullable(),
-        agent: z.string().nullable(),
-        tool: z.string().nullable(),
-        kind: z.string(),
-        message: z.string().nullable(),
-        stats,
-        changed: z.number(),
-        paths: z.array(z.string()),
-        prompt: z.string().nullable(),
-        failed: z.boolean(),
-        degraded: z.boolean(),
-      }),
-    ),
+    checkpoints: z.array(checkpointViewSchema),
   },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ws, { limit, session, turn }) {
     const { records, total, titles } = await ws.list({ limit: limit ?? 20, session, turn });
     const degraded = await ws.degraded(false);
-    const entries = records.map((r) => listEntry(r, titles, Boolean(degraded[r.id])));
+    const entries = records.map((r) => checkpointView(r, titles, Boolean(degraded[r.id])));
     const lines: string[] = [];
     let group: string | undefined;
     for (const e of entries) {
@@ -248,7 +226,10 @@ const checkpointList: AgentTool<{
       if (key !== group) lines.push(`── ${key}`);
       group = key;
       const who = [e.tool, e.kind, e.failed ? 'FAILED' : '', e.degraded ? 'DEGRADED (objects missing)' : ''].filter(Boolean).join(' ');
-      lines.push(`${shortId(e.id)}  ${e.age}  ${who}  ${plainStats(e)}  ${e.paths.join(', ')}${e.message ? `  “${e.message}”` : ''}`);
+      const paths = e.paths.slice(0, 5).map((p) => `${p.status} ${p.path}`);
+      lines.push(
+        `${shortId(e.id)}  ${relativeAge(e.time)}  ${who}  ${plainStats(e)}  ${paths.join(', ')}${e.message ? `  “${e.message}”` : ''}`,
+      );
     }
     if (total === 0) lines.push('no checkpoints yet');
     if (total > entries.length)

@@ -63,6 +63,11 @@ export interface SkippedPath {
   size?: number;
 }
 
+/** The key of a turn's title (the first line of its prompt) in a map of titles. */
+export function turnTitleKey(session: string, turn: number): string {
+  return `${session}\0${turn}`;
+}
+
 export interface ChangedPath {
   path: string;
   status: 'A' | 'M' | 'D' | 'T';

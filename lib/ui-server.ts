@@ -16,11 +16,11 @@ import path from 'node:path';
 import { z } from 'zod';
 import { AGENT_TOOLS } from './agent-tools.js';
 import { asCkptError, type ErrorCode } from './errors.js';
-import type { CheckpointRecord } from './ledger.js';
 import { packageRoot } from './layout.js';
 import { userPath } from './paths.js';
 import { listStores, storeWorkspace } from './stores.js';
-import { turnTitleKey, Workspace } from './workspace.js';
+import { Workspace } from './workspace.js';
+import { checkpointView } from './views.js';
 
 export interface UiServerOptions {
   /** The workspace shown first (the one `git ckpt ui` was started in), if any. */
@@ -139,33 +139,6 @@ function readBody(req: http.IncomingMessage): Promise<unknown> {
 }
 
 /** What the timeline shows of a record. */
-function timelineEntry(r: CheckpointRecord, titles: Record<string, string>, degraded: boolean) {
-  return {
-    id: r.id,
-    parent: r.parent,
-    time: r.time,
-    session: r.session,
-    turn: r.turn,
-    step: r.step,
-    agent: r.agent ?? null,
-    tool: r.tool,
-    kind: r.kind,
-    phase: r.phase ?? null,
-    input: r.input ?? null,
-    message: r.message || null,
-    stats: r.stats,
-    changed: r.changed,
-    paths: r.paths.slice(0, 5),
-    failed: r.failed ?? false,
-    error: r.error ?? null,
-    subagent: r.subagent ?? null,
-    prompt: r.session !== null && r.turn !== null ? (titles[turnTitleKey(r.session, r.turn)] ?? null) : null,
-    op: r.op ?? null,
-    skipped: r.skippedCount || r.skipped.length,
-    degraded,
-  };
-}
-
 /** Pure: git's `--name-status` lines as { status, path }. */
 function nameStatusFiles(text: string): { status: string; path: string }[] {
   return text
@@ -322,7 +295,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         return {
           total: all.total,
           offset,
-          records: page.map((r) => timelineEntry(r, all.titles, Boolean(degraded[r.id]))),
+          records: page.map((r) => checkpointView(r, all.titles, Boolean(degraded[r.id]))),
           sessions: [...sessions.values()].map((s) => ({ ...s, turns: s.turns.size })),
           warnings: all.warnings,
         };
@@ -333,7 +306,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         const { record, diff, base } = await ws.show(id, { format: 'name-status' });
         const files = nameStatusFiles(diff);
         const { titles } = await ws.list({ limit: 0 });
-        return { record: { ...timelineEntry(record, titles, false), skippedPaths: record.skipped }, files, base: base ?? null };
+        return { record: checkpointView(record, titles), files, base: base ?? null };
       },
       'GET /api/file-diff': async (q) => {
         const ws = workspaceOf(q.get('ws'));

@@ -21,7 +21,7 @@ import {
   type BaselineState,
 } from './baseline.js';
 import { asCkptError, CkptError, isCkptError, storeUnwritable } from './errors.js';
-import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
+import { readLedger, turnTitleKey, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import type { StoreContext } from './context.js';
@@ -78,11 +78,6 @@ export interface ListOptions {
   turn?: number;
   /** At most this many, newest first. */
   limit?: number;
-}
-
-/** The key of a turn in `ListResult.titles`. */
-export function turnTitleKey(session: string, turn: number): string {
-  return `${session}\0${turn}`;
 }
 
 export interface ListResult {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, ROOT, ckpt, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { CLI, ROOT, ckpt, ckptJson, ledgerLines, sandbox, startUi, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** A connected SDK client for a server started in the workspace; closed when the test ends. */
 async function connect(t, box, args = []) {
@@ -232,6 +232,36 @@ test('checkpoint_forget is a dry run only: what would go and the bytes freed, th
   t.is(ledgerLines(box).length, 3);
 });
 
+test('one view of each record: the CLI --json, the MCP tools and the web API give the same fields with the same values', async (t) => {
+  const box = sandbox();
+  const { first } = await history(box);
+  await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 'sess-view', '--turn', '1', '--step', '1', '--tool', 'Bash']);
+  write(box, 'a.txt', 'uncommitted work\n');
+  const { client } = await connect(t, box);
+  const ui = await startUi(t, box);
+  const api = async (route, body) => {
+    const r = await fetch(`${ui.base}${route}`, {
+      method: body ? 'POST' : 'GET',
+      headers: { cookie: `ckpt_ui_${ui.port}=${ui.token}`, ...(body ? { origin: ui.base, 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return r.json();
+  };
+  const cli = await ckptJson(box, ['log']);
+  const mcp = (await call(client, 'checkpoint_list', { limit: 20 })).structuredContent.checkpoints;
+  const web = (await api('/api/timeline')).records;
+  t.true(cli.length >= 2);
+  t.deepEqual(mcp, cli, 'MCP and the CLI');
+  t.deepEqual(web, cli, 'the web API and the CLI');
+  const plan = await ckptJson(box, ['restore', first.id, '--dry-run']);
+  const mcpPlan = (await call(client, 'checkpoint_restore', { target: first.id })).structuredContent;
+  const webPlan = await api('/api/rollback', { target: first.id });
+  const { undo: _undo, diff: _diff, diffTruncated: _cut, summary: _summary, ...mcpFields } = mcpPlan;
+  const { undo: _u, diff: _d, diffTruncated: _c, ok: _ok, summary: _s, ...webFields } = webPlan;
+  t.deepEqual(mcpFields, plan, 'MCP and the CLI plan');
+  t.deepEqual(webFields, plan, 'the web API and the CLI plan');
+});
+
 test('bad calls are tool errors with one sentence, never a crash: unknown addresses, options as ids, hostile paths, oversized arguments', async (t) => {
   const box = sandbox();
   await history(box);
@@ -317,7 +347,7 @@ test('hooks keep working while the server runs: a hook checkpoint shows in the n
   const list = await call(client, 'checkpoint_list', { limit: 1 });
   t.is(list.structuredContent.total, 3);
   t.is(list.structuredContent.checkpoints[0].session, 'sess-mcp');
-  t.deepEqual(list.structuredContent.checkpoints[0].paths, ['A by-agent.txt']);
+  t.deepEqual(list.structuredContent.checkpoints[0].paths, [{ status: 'A', path: 'by-agent.txt' }]);
   // And a CLI command at the same time.
   t.is((await ckpt(box, ['log', '--oneline'])).code, 0);
 });

@@ -6,60 +6,18 @@ import { html as diffHtml } from 'diff2html';
 import { ColorSchemeType } from 'diff2html/lib/types';
 import 'diff2html/bundles/css/diff2html.min.css';
 import './app.css';
+import type { CheckpointView, OperationView } from '../lib/views.js';
 
-interface Stats {
-  added: number;
-  modified: number;
-  deleted: number;
-}
-interface Entry {
-  id: string;
-  parent: string | null;
-  time: number;
-  session: string | null;
-  turn: number | null;
-  step: number | null;
-  agent: string | null;
-  tool: string | null;
-  kind: string;
-  input: string | null;
-  message: string | null;
-  stats: Stats;
-  changed: number;
-  paths: { status: string; path: string }[];
-  failed: boolean;
-  error: string | null;
-  subagent: { id: string; type: string | null } | null;
-  prompt: string | null;
-  degraded: boolean;
-  skipped: number;
-}
+// The records as the server sends them: the one view every surface gives (lib/views.ts).
+type Entry = CheckpointView;
+type Operation = OperationView;
+
 interface Workspace {
   id: string;
   path: string | null;
   checkpoints: number;
   current: boolean;
   missing: boolean;
-}
-interface PlanFile {
-  path: string;
-  action: string;
-  reason?: string;
-}
-interface Operation {
-  op: string;
-  dryRun: boolean;
-  target: string;
-  guard: string | null;
-  record: string | null;
-  planId: string;
-  counts: Record<string, number>;
-  files: PlanFile[];
-  leftovers: string[];
-  uncaptured: { path: string; reason: string }[];
-  failures: { path: string; error: string }[];
-  diff?: string;
-  diffTruncated?: boolean;
 }
 type Row =
   | { kind: 'session'; key: string; session: string | null; agent: string | null; time: number }
@@ -122,7 +80,7 @@ function age(time: number): string {
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
   return new Date(time).toLocaleDateString();
 }
-const statsNode = (s: Stats) =>
+const statsNode = (s: CheckpointView['stats']) =>
   el('span', { class: 'stats' }, el('span', { class: 'add' }, `+${s.added}`), ' ', el('span', { class: 'mod' }, `~${s.modified}`), ' ', el('span', { class: 'del' }, `-${s.deleted}`));
 
 /** Whether an entry passes the filter: free words, and path:, tool:, agent:, session: terms. */
@@ -391,7 +349,7 @@ async function openRow(row: Row): Promise<void> {
     ['session', e.session ? `${e.session} · turn ${e.turn ?? '-'} · step ${e.step ?? '-'}` : ''],
     ['failed', e.failed ? (e.error ?? 'yes') : ''],
     ['base', info.base ? `diff from ${info.base.id ? short(info.base.id) : 'nothing'} (${info.base.reason})` : ''],
-    ['not captured', e.skipped ? `${e.skipped} path(s): see git ckpt show` : ''],
+    ['not captured', e.skippedCount ? `${e.skippedCount} path(s): see git ckpt show` : ''],
   ].filter(([, v]) => v);
   detail.replaceChildren(
     el('h2', {}, el('code', {}, short(e.id)), ' ', statsNode(e.stats)),

@@ -105,7 +105,7 @@ if (claude.skip) {
     t.false(list.isError);
     const listed = JSON.parse(list.text);
     t.regex(listed.summary, /turn 1 “\[\[ckpt t1\]\] Write notes and bump the version\.”/);
-    t.true(listed.checkpoints.some((c) => c.paths.includes('A notes.txt') && c.tool === 'Write'));
+    t.true(listed.checkpoints.some((c) => c.paths.some((p) => p.status === 'A' && p.path === 'notes.txt') && c.tool === 'Write'));
     const [plan, applied] = toolResults(server, tool('checkpoint_restore')).map((r) => ({ ...r, json: JSON.parse(r.text) }));
     t.false(plan.isError, plan.text);
     t.true(plan.json.dryRun);

@@ -380,7 +380,7 @@ async function benchUiFirstScreen(ws, count, runs) {
  * budget is 2 × `node -e 0`, the others are reported.
  */
 async function benchReplay(ws, repeats) {
-  const { AGENT_SPECS } = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
+  const { AGENT_SPECS } = await import(path.join(ROOT, 'dist', 'lib', 'hook-specs.js'));
   const [nodeMs] = await interleaved(15, [nodeStart]);
   const replay = replaySessions({ ws, cli: CLI, agentSpecs: AGENT_SPECS, repeats, freshStore: freshStoreEnv });
   for (const [agent, r] of Object.entries(replay)) {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { userPath } from '../lib/paths.js';
 import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/errors.js';
-import { HOOK_AGENTS, type HookAgent } from '../lib/hooks-install.js';
+import { HOOK_AGENTS, type HookAgent } from '../lib/agent-config.js';
 
 export interface GlobalArgs {
   C?: string[];

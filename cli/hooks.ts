@@ -1,6 +1,7 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import { Argument, Option, type Command } from 'commander';
-import { changeHooks, HOOK_AGENTS, hookStatusWithVerdict, hookTarget, type Scope } from '../lib/hooks-install.js';
+import { HOOK_AGENTS, type Scope } from '../lib/agent-config.js';
+import { changeHooks, hookStatusWithVerdict, hookTarget } from '../lib/hooks-install.js';
 import { locateWorkspace } from '../lib/locate.js';
 import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/errors.js';

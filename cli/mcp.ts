@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Option, type Command } from 'commander';
 import { CkptError } from '../lib/errors.js';
-import { HOOK_AGENTS, type Scope } from '../lib/hooks-install.js';
+import { HOOK_AGENTS, type Scope } from '../lib/agent-config.js';
 import { packageRoot } from '../lib/layout.js';
 import { locateWorkspace } from '../lib/locate.js';
 import { installMcp, mcpStatus, mcpTarget, uninstallMcp } from '../lib/mcp-install.js';

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { HookAgent, Scope } from './hooks-install.js';
+import type { HookAgent, Json, Scope } from './agent-config.js';
 
 export interface RunVerdict {
   /** yes: the agent runs them; no: it will not until the step is taken; unknown: cannot be read from here. */
@@ -21,8 +21,6 @@ export interface RunVerdict {
   /** What the user must do (for `no`, and for `unknown` where a step is known). */
   step?: string;
 }
-
-type Json = Record<string, unknown>;
 
 function readJson(file: string): Json | undefined {
   try {

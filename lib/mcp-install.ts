@@ -19,13 +19,11 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CkptError } from './errors.js';
-import { readConfig, writeConfig, writeConfigText, type HookAgent, type Scope } from './hooks-install.js';
+import { readConfig, writeConfig, writeConfigText, type HookAgent, type Json, type Scope } from './agent-config.js';
 import { mcpEntryScript } from './layout.js';
 
 /** The server's name in every agent's configuration. */
 const MCP_SERVER_NAME = 'git-ckpt';
-
-type Json = Record<string, unknown>;
 
 export interface McpTarget {
   agent: HookAgent;

@@ -20,7 +20,10 @@ import path from 'node:path';
 import { ROOT, ckpt, ckptJson, holdLock, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
-const install = await import(path.join(ROOT, 'dist', 'lib', 'hooks-install.js'));
+const install = {
+  ...(await import(path.join(ROOT, 'dist', 'lib', 'hook-specs.js'))),
+  ...(await import(path.join(ROOT, 'dist', 'lib', 'agent-config.js'))),
+};
 const _payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
 const address = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
 const turns = await import(path.join(ROOT, 'dist', 'lib', 'turns.js'));

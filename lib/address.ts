@@ -183,3 +183,28 @@ export function revertSelection(records: readonly CheckpointRecord[], what: stri
   }
   return picked.reverse();
 }
+
+/**
+ * Pure: what a revert of `what` (an address, a turn range, or a session's or
+ * turn's tool calls) undoes, newest first, and the tree each one's change is
+ * computed against: its parent's, or the parent's tree gc kept on the record
+ * when it dropped the parent. A target without either, or degraded, is refused.
+ */
+export function revertTargets(
+  view: Pick<LedgerView, 'records' | 'degraded'>,
+  what: string | RevertSelection,
+): { targets: CheckpointRecord[]; parentTree: (record: CheckpointRecord) => string | null } {
+  const targets = typeof what === 'string' && !what.includes('..') ? [resolveInView(view, what)] : revertSelection(view.records, what);
+  const byId = new Map(view.records.map((r) => [r.id, r]));
+  for (const target of targets) {
+    if (!target.parent) continue;
+    const parent = byId.get(target.parent);
+    if ((!parent && !target.parentTree) || view.degraded[target.parent] || view.degraded[target.id]) {
+      throw new CkptError(
+        'degraded',
+        `cannot revert ${target.id.slice(0, 10)}: ${view.degraded[target.id] ? 'it is degraded' : `its parent checkpoint ${target.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}`}, and revert needs it`,
+      );
+    }
+  }
+  return { targets, parentTree: (r) => (r.parent ? (byId.get(r.parent)?.tree ?? r.parentTree!) : null) };
+}

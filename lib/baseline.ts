@@ -37,7 +37,7 @@ function readBaseline(paths: StorePaths): BaselineState | undefined {
 }
 
 /** A running baseline rewrites its state every second; one silent for this long is gone. */
-export const BASELINE_HEARTBEAT_MS = 1000;
+const BASELINE_HEARTBEAT_MS = 1000;
 const BASELINE_STALE_MS = 5000;
 
 /**
@@ -63,11 +63,11 @@ export function noCheckpointYet(paths: StorePaths): boolean {
 }
 
 /** Record this process as the baseline's, with its progress. */
-export function writeBaseline(paths: StorePaths, progress: Pick<BaselineState, 'hashed' | 'total'>, started: number): void {
+function writeBaseline(paths: StorePaths, progress: Pick<BaselineState, 'hashed' | 'total'>, started: number): void {
   writeFileAtomic(paths.baseline, JSON.stringify({ pid: process.pid, host: hostname(), started, ...progress, updated: Date.now() }));
 }
 
-export function clearBaseline(paths: StorePaths): void {
+function clearBaseline(paths: StorePaths): void {
   rmSync(paths.baseline, { force: true });
 }
 
@@ -95,5 +95,31 @@ export function startBaseline(root: string, paths: StorePaths, env: NodeJS.Proce
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Run the first snapshot (`capture`, handed a progress callback) with the
+ * baseline's heartbeat in the store, so hooks can tell a running baseline
+ * from a dead one; the state is cleared however it ends. The caller holds the lock.
+ */
+export async function withBaselineHeartbeat<T, P extends Pick<BaselineState, 'hashed' | 'total'>>(
+  paths: StorePaths,
+  onProgress: ((p: P) => void) | undefined,
+  capture: (progress: (p: P) => void) => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  let latest = { hashed: 0, total: 0 };
+  writeBaseline(paths, latest, started);
+  const beat = setInterval(() => writeBaseline(paths, latest, started), BASELINE_HEARTBEAT_MS);
+  beat.unref();
+  try {
+    return await capture((p) => {
+      onProgress?.(p);
+      latest = { hashed: p.hashed, total: p.total };
+    });
+  } finally {
+    clearInterval(beat);
+    clearBaseline(paths);
   }
 }

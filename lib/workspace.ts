@@ -5,21 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { describeMissing, resolveInView, resolveSession, revertSelection, type LedgerView, type RevertSelection } from './address.js';
+import { describeMissing, resolveInView, resolveSession, revertTargets, type LedgerView, type RevertSelection } from './address.js';
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
 import type { ForgetOptions, ForgetReport } from './forget.js';
 import type { ForgetInput } from './forget-plan.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
-import {
-  BASELINE_HEARTBEAT_MS,
-  clearBaseline,
-  noCheckpointYet,
-  runningBaseline,
-  startBaseline,
-  writeBaseline,
-  type BaselineState,
-} from './baseline.js';
+import { noCheckpointYet, runningBaseline, startBaseline, withBaselineHeartbeat, type BaselineState } from './baseline.js';
 import { asCkptError, CkptError, isCkptError, storeUnwritable } from './errors.js';
 import { readLedger, turnTitleKey, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
 import { serialize, withLock } from './lock.js';
@@ -272,29 +264,16 @@ export class Workspace {
    * the one this snapshot saw.
    */
   async baseline(onProgress?: SnapshotOptions['onProgress']): Promise<SnapshotResult> {
-    const started = Date.now();
-    return this.exclusive(async (paths, settings) => {
-      let latest = { hashed: 0, total: 0 };
-      writeBaseline(paths, latest, started);
-      // A heartbeat, so hooks can tell a running baseline from a dead one.
-      const beat = setInterval(() => writeBaseline(paths, latest, started), BASELINE_HEARTBEAT_MS);
-      beat.unref();
-      const progress: SnapshotOptions['onProgress'] = (p) => {
-        onProgress?.(p);
-        latest = { hashed: p.hashed, total: p.total };
-      };
-      try {
-        return await snapshotLocked(this.context(paths, settings), {
+    return this.exclusive((paths, settings) =>
+      withBaselineHeartbeat(paths, onProgress, (progress) =>
+        snapshotLocked(this.context(paths, settings), {
           kind: 'manual',
           message: 'initial snapshot',
           timeBudgetMs: 0,
           onProgress: progress,
-        });
-      } finally {
-        clearInterval(beat);
-        clearBaseline(paths);
-      }
-    });
+        }),
+      ),
+    );
   }
 
   /**
@@ -333,20 +312,7 @@ export class Workspace {
   async revert(what: string | RevertSelection, options: RevertOptions = {}): Promise<OperationReport> {
     return this.operationDoor(options, async (paths, settings) => {
       const view = await this.checked(!options.dryRun);
-      const targets = typeof what === 'string' && !what.includes('..') ? [resolveInView(view, what)] : revertSelection(view.records, what);
-      const byId = new Map(view.records.map((r) => [r.id, r]));
-      for (const target of targets) {
-        if (!target.parent) continue;
-        const parent = byId.get(target.parent);
-        // gc keeps a dropped parent's tree on the record: the base a revert needs.
-        if ((!parent && !target.parentTree) || view.degraded[target.parent] || view.degraded[target.id]) {
-          throw new CkptError(
-            'degraded',
-            `cannot revert ${target.id.slice(0, 10)}: ${view.degraded[target.id] ? 'it is degraded' : `its parent checkpoint ${target.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}`}, and revert needs it`,
-          );
-        }
-      }
-      const parentTree = (r: CheckpointRecord) => (r.parent ? (byId.get(r.parent)?.tree ?? r.parentTree!) : null);
+      const { targets, parentTree } = revertTargets(view, what);
       return (await restoreModule()).revertLocked(this.context(paths, settings), targets, parentTree, options);
     });
   }

@@ -7,6 +7,7 @@
  * so a session's calls are undone newest first, each keeping what came after.
  * Every object goes to `scratchObjectDir` when one is given (dry runs).
  */
+import type { RevertConflict } from './revert-plan.js';
 import { randomBytes } from 'node:crypto';
 import { diffArrays } from 'diff';
 import { rmSync } from 'node:fs';
@@ -23,16 +24,7 @@ export interface MergeRepo {
   scratchObjectDir?: string;
 }
 
-/** One conflicted path: its line ranges in the present file, or why it conflicts whole. */
-export interface RevertConflict {
-  path: string;
-  /** 1-based inclusive line ranges of the present file that overlap the reverted change. */
-  ranges: [number, number][];
-  /** Set when the file conflicts whole (binary, symlink, mode, deleted on one side, file versus directory). */
-  whole?: string;
-  /** The checkpoint whose revert conflicted here. */
-  checkpoint: string;
-}
+export type { RevertConflict } from './revert-plan.js';
 
 export interface RevertStep {
   /** The checkpoint to revert. */

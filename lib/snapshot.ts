@@ -6,6 +6,7 @@
  * pack (core.bigFileThreshold), so a first snapshot never leaves tens of thousands
  * of loose objects behind.
  */
+import { pausePoint } from './crash-point.js';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -245,6 +246,7 @@ async function stageAndWrite(
     measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
     measured.ms += Date.now() - started;
     from = end;
+    await pausePoint('stage-batch');
   }
   const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
   if (dirUnits.length) {

@@ -3,6 +3,7 @@
  * diff its checkpoints, and report its status. An agent harness can embed this
  * in-process; the CLI is a thin layer over it.
  */
+import { crashPoint } from './crash-point.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describeMissing, resolveInView, resolveSession, revertSelection, type LedgerView, type RevertSelection } from './address.js';
@@ -204,6 +205,7 @@ export class Workspace {
         paths.lock,
         lockTimeout,
         async (lock) => {
+          crashPoint('door');
           await initShadowRepo(paths);
           // Only a process killed while holding the lock leaves git debris behind.
           if (lock.brokeStale || existsSync(`${paths.indexFile}.lock`)) removeGitDebris(paths);

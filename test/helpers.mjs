@@ -20,6 +20,18 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
 
+/** Whether this is a CI run (`CI=true`, as CI services set it, or `CI=1`): a test that cannot run here fails there. */
+export const IN_CI = Boolean(process.env.CI) && !['0', 'false'].includes(process.env.CI.toLowerCase());
+
+/**
+ * Register a test that cannot run on this machine (no browser, an agent CLI not installable): skipped, with
+ * the reason in its title, so AVA reports it as skipped, never as passed; under CI, a failure saying why.
+ */
+export function cannotRun(test, title, reason) {
+  if (IN_CI) test(title, (t) => t.fail(`cannot run under CI: ${reason}`));
+  else test.skip(`${title} (skipped: ${reason})`, () => {});
+}
+
 /** A sandbox: its own HOME (global git config), store root and workspace. */
 export function sandbox({ git = true, name = 'ws' } = {}) {
   const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'ckpt-test-')));

@@ -26,7 +26,7 @@ export function crashPoint(point: string): void {
   if (CRASH_AT === `throw:${point}`) throw new Error(`test fault at ${point} (GIT_CKPT_TEST_CRASH)`);
 }
 
-/** Points: `stage-batch` (after each batch of a snapshot is hashed into the shadow index). */
+/** Points: `staged` (a snapshot's files are hashed into the shadow index, its tree not written yet). */
 export async function pausePoint(point: string): Promise<void> {
   if (PAUSE_AT !== point || !PAUSE_UNTIL || existsSync(PAUSE_UNTIL)) return;
   const waiting = `${PAUSE_UNTIL}.waiting`;

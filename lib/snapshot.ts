@@ -246,7 +246,6 @@ async function stageAndWrite(
     measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
     measured.ms += Date.now() - started;
     from = end;
-    await pausePoint('stage-batch');
   }
   const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
   if (dirUnits.length) {
@@ -269,6 +268,7 @@ async function stageAndWrite(
     );
   }
   if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
+  await pausePoint('staged');
   const tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
   return { tree, skipped };
 }

@@ -6,12 +6,12 @@
  * pack (core.bigFileThreshold), so a first snapshot never leaves tens of thousands
  * of loose objects behind.
  */
-import { pausePoint } from './crash-point.js';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { batchLimits, planCapture, secretMatcher, stageUnits, takeBatch, NO_SECRETS } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
+import { pausePoint } from './crash-point.js';
 import { Deadline } from './deadline.js';
 import { CkptError, isCkptError } from './errors.js';
 import {

@@ -3,7 +3,6 @@
  * diff its checkpoints, and report its status. An agent harness can embed this
  * in-process; the CLI is a thin layer over it.
  */
-import { crashPoint } from './crash-point.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describeMissing, resolveInView, resolveSession, revertSelection, type LedgerView, type RevertSelection } from './address.js';
@@ -26,6 +25,7 @@ import { readLedger, USER_KINDS, type CheckpointRecord, type LedgerRead, type Sk
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import type { StoreContext } from './context.js';
+import { crashPoint } from './crash-point.js';
 import { removeGitDebris } from './housekeeping.js';
 import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { diffTrees, showBase, type DiffFormat } from './inspect.js';

@@ -306,8 +306,16 @@ export function versionBelow(a: string, b: string): boolean {
   return false;
 }
 
-/** The git binary's version ("2.39.5"). */
+/**
+ * Test-only: `GIT_CKPT_ASSUME_GIT=2.37` makes git-ckpt behave as with that git
+ * (its fallbacks for older gits are tested on a new one). Read once, by git-ckpt
+ * itself; like every GIT_* variable it never reaches a git child.
+ */
+const ASSUMED_GIT = process.env.GIT_CKPT_ASSUME_GIT;
+
+/** The git binary's version ("2.39.5"), or the one GIT_CKPT_ASSUME_GIT names. */
 export async function gitVersion(): Promise<string> {
+  if (ASSUMED_GIT) return ASSUMED_GIT;
   const { stdout } = await git({ verb: 'version' });
   return /(\d+\.\d+(?:\.\d+)?)/.exec(stdout.toString('utf8'))?.[1] ?? 'unknown';
 }

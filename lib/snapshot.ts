@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { batchLimits, planCapture, secretMatcher, stageUnits, takeBatch, NO_SECRETS } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
+import { pausePoint } from './crash-point.js';
 import { Deadline } from './deadline.js';
 import { CkptError, isCkptError } from './errors.js';
 import {
@@ -267,6 +268,7 @@ async function stageAndWrite(
     );
   }
   if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
+  await pausePoint('staged');
   const tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
   return { tree, skipped };
 }

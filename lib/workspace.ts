@@ -17,6 +17,7 @@ import { readLedger, turnTitleKey, USER_KINDS, type CheckpointRecord, type Ledge
 import { serialize, withLock } from './lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
 import type { StoreContext } from './context.js';
+import { crashPoint } from './crash-point.js';
 import { removeGitDebris } from './housekeeping.js';
 import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { diffTrees, showBase, type DiffFormat } from './inspect.js';
@@ -191,6 +192,7 @@ export class Workspace {
         paths.lock,
         lockTimeout,
         async (lock) => {
+          crashPoint('door');
           await initShadowRepo(paths);
           // Only a process killed while holding the lock leaves git debris behind.
           if (lock.brokeStale || existsSync(`${paths.indexFile}.lock`)) removeGitDebris(paths);

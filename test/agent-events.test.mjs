@@ -5,7 +5,7 @@
 import test from 'ava';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState } from './helpers.mjs';
+import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState, waitFor } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const { redact, REDACTION_RULES } = await import(path.join(ROOT, 'dist', 'lib', 'redact.js'));
@@ -802,46 +802,70 @@ test('async post hooks: the next pre or the turn’s end records a post that has
 test('the first snapshot runs in the background: a session start begins it, hooks meanwhile return at once and still count turns, status shows it, and a killed one resumes', async (t) => {
   const box = sandbox();
   for (let i = 0; i < 3000; i++) write(box, `src/d${i % 30}/f${i}.txt`, `${i} ${'x'.repeat(2000)}\n`);
-  const env = { CLAUDE_PROJECT_DIR: box.ws };
+  // The baseline waits once its files are hashed, before its tree is written, until `release` exists (a test-only pause point), so it is
+  // still running at every step below however fast the machine.
+  const release = path.join(box.base, 'release');
+  const paused = `${release}.waiting`;
+  const env = { CLAUDE_PROJECT_DIR: box.ws, GIT_CKPT_TEST_PAUSE: 'staged', GIT_CKPT_TEST_PAUSE_UNTIL: release };
   const baselineFile = () => path.join(box.store, readdirSync(box.store).find((d) => d !== 'backups') ?? '', 'baseline.json');
-  const started = Date.now();
-  await hook(box, 'claude', 'session-start', { session_id: 'big', cwd: box.ws, hook_event_name: 'SessionStart', source: 'startup' }, env);
-  t.true(Date.now() - started < 5000, 'the session start hook did not wait for the snapshot');
-  t.true(existsSync(baselineFile()), 'a background first snapshot is running');
-  const running = JSON.parse(readFileSync(baselineFile(), 'utf8'));
-  // Killed halfway: the next session start finds a dead owner and starts over, keeping what was hashed.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  try {
-    process.kill(running.pid, 'SIGKILL');
-  } catch {
-    /* already done */
-  }
-  // Its heartbeat stops; past 5 s it counts as gone (a killed process may linger unreaped).
-  await new Promise((resolve) => setTimeout(resolve, 5500));
-  await hook(box, 'claude', 'session-start', { session_id: 'big', cwd: box.ws, hook_event_name: 'SessionStart', source: 'resume' }, env);
-  const during = await ckptJson(box, ['status']);
-  if (during.baseline) {
-    t.is(typeof during.baseline.total, 'number', 'status shows its progress');
+  const pausedPid = async () => {
+    t.true(await waitFor(() => existsSync(paused), 60_000), 'the baseline reached its pause point');
+    return Number(readFileSync(paused, 'utf8'));
+  };
+  const hookLog = () => readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8');
+  const timed = async (label, promise) => {
     const t0 = Date.now();
-    await hook(box, 'claude', 'turn-start', { session_id: 'big', prompt_id: 'p1', cwd: box.ws, prompt: 'first prompt' }, env);
-    await hook(
+    await promise;
+    t.log(`${label}: ${Date.now() - t0} ms`);
+  };
+  // The session start cannot have waited for the snapshot: that one cannot finish before `release` exists.
+  await timed(
+    'session start',
+    hook(box, 'claude', 'session-start', { session_id: 'big', cwd: box.ws, hook_event_name: 'SessionStart', source: 'startup' }, env),
+  );
+  t.true(existsSync(baselineFile()), 'a background first snapshot is running');
+  const killed = await pausedPid();
+  t.false(existsSync(path.join(storeDir(box), 'ledger.jsonl')) && ledgerLines(box).length > 0, 'no checkpoint yet');
+  // Killed halfway: the next session start finds a dead owner and starts over, keeping what was hashed.
+  process.kill(killed, 'SIGKILL');
+  rmSync(paused);
+  // Its heartbeat stops; it counts as gone once dead, or past 5 s of silence (a killed process may linger unreaped).
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const gone = () => !alive(killed) || Date.now() - JSON.parse(readFileSync(baselineFile(), 'utf8')).updated > 5500;
+  t.true(await waitFor(gone, 30_000), 'the killed baseline counts as gone');
+  await hook(box, 'claude', 'session-start', { session_id: 'big', cwd: box.ws, hook_event_name: 'SessionStart', source: 'resume' }, env);
+  const second = await pausedPid();
+  t.not(second, killed, 'a new baseline process');
+  const during = await ckptJson(box, ['status']);
+  t.truthy(during.baseline, 'status shows the running baseline');
+  t.is(typeof during.baseline?.total, 'number', 'status shows its progress');
+  // While it runs (it holds the workspace lock), hooks take the baseline path: they count, record nothing and return.
+  await timed(
+    'turn start',
+    hook(box, 'claude', 'turn-start', { session_id: 'big', prompt_id: 'p1', cwd: box.ws, prompt: 'first prompt' }, env),
+  );
+  await timed(
+    'pre',
+    hook(
       box,
       'claude',
       'pre',
       { session_id: 'big', prompt_id: 'p1', cwd: box.ws, tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: 'c1' },
       env,
-    );
-    t.true(Date.now() - t0 < 5000, 'hooks return at once while it runs');
-  } else {
-    await hook(box, 'claude', 'turn-start', { session_id: 'big', prompt_id: 'p1', cwd: box.ws, prompt: 'first prompt' }, env);
-    await hook(
-      box,
-      'claude',
-      'pre',
-      { session_id: 'big', prompt_id: 'p1', cwd: box.ws, tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: 'c1' },
-      env,
-    );
-  }
+    ),
+  );
+  const log = hookLog();
+  t.is(log.match(/claude (turn-start|pre) big: the first snapshot is still being taken in the background/g)?.length, 2, log);
+  t.notRegex(log, /no checkpoint:/, 'no hook waited for the lock or failed');
+  t.true(alive(second), 'the baseline was still running while the hooks returned');
+  writeFileSync(release, '');
   for (let i = 0; i < 600 && existsSync(baselineFile()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   t.false(existsSync(baselineFile()), 'the first snapshot finished');
   const first = ledgerLines(box)[0];

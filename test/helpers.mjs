@@ -20,6 +20,18 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
 
+/** Whether this is a CI run (`CI=true`, as CI services set it, or `CI=1`): a test that cannot run here fails there. */
+export const IN_CI = Boolean(process.env.CI) && !['0', 'false'].includes(process.env.CI.toLowerCase());
+
+/**
+ * Register a test that cannot run on this machine (no browser, an agent CLI not installable): skipped, with
+ * the reason in its title, so AVA reports it as skipped, never as passed; under CI, a failure saying why.
+ */
+export function cannotRun(test, title, reason) {
+  if (IN_CI) test(title, (t) => t.fail(`cannot run under CI: ${reason}`));
+  else test.skip(`${title} (skipped: ${reason})`, () => {});
+}
+
 /** A sandbox: its own HOME (global git config), store root and workspace. */
 export function sandbox({ git = true, name = 'ws' } = {}) {
   const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'ckpt-test-')));
@@ -121,13 +133,36 @@ export function ckpt(box, args, opts = {}) {
   return run(box, process.execPath, [CLI, ...args], opts);
 }
 
+/** The arguments with --json added, before a `--` if there is one. */
+function withJson(args) {
+  const dashes = args.indexOf('--');
+  return dashes < 0 ? [...args, '--json'] : [...args.slice(0, dashes), '--json', ...args.slice(dashes)];
+}
+
 /** Run the CLI and parse its JSON output; fails the test on a non-zero exit. */
 export async function ckptJson(box, args, opts) {
-  const dashes = args.indexOf('--');
-  const withJson = dashes < 0 ? [...args, '--json'] : [...args.slice(0, dashes), '--json', ...args.slice(dashes)];
-  const r = await ckpt(box, withJson, opts);
+  const r = await ckpt(box, withJson(args), opts);
   if (r.code !== 0) throw new Error(`git-ckpt ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout);
+}
+
+/**
+ * Run the CLI with --json where it is expected to fail; resolves with { exit, code, message }: the exit
+ * code and the error's `code` and `message` from the one JSON line on stderr (cli/app.ts's `fail`).
+ * Throws when the command succeeded or stderr is not exactly that one line, so tests assert codes, not wording.
+ */
+export async function ckptError(box, args, opts) {
+  const r = await ckpt(box, withJson(args), opts);
+  if (r.code === 0) throw new Error(`git-ckpt ${args.join(' ')} succeeded; expected an error: ${r.stdout}`);
+  const lines = r.stderr.split('\n').filter(Boolean);
+  let error;
+  try {
+    error = lines.length === 1 ? JSON.parse(lines[0]).error : undefined;
+  } catch {
+    /* not JSON: reported below */
+  }
+  if (typeof error?.code !== 'string') throw new Error(`git-ckpt ${args.join(' ')}: stderr is not one JSON error line: ${r.stderr}`);
+  return { exit: r.code, code: error.code, message: error.message };
 }
 
 export function write(box, rel, content, mode) {

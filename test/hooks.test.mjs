@@ -354,11 +354,14 @@ test('the hook gives up cleanly when the lock stays busy past its budget, and lo
   write(box, 'a.txt', '2\n');
   const started = Date.now();
   const r = await hook(box, 'codex', 'post', { session_id: 's', turn_id: 't', cwd: box.ws });
-  const took = Date.now() - started;
+  t.log(`gave up after ${Date.now() - started} ms`);
   t.is(r.code, 0);
   t.is(r.stdout, '');
-  t.true(took < 6000, `gave up after ${took} ms`);
-  t.regex(hookLog(box), /no checkpoint: .*(busy|lock)/);
+  // It waited for what was left of its 1.5 s budget, not the 30 s lock timeout: the log says which wait ran out.
+  t.regex(
+    hookLog(box),
+    /no checkpoint: (workspace is busy: lock .* for more than [01]s|hook budget of 1500 ms ran out (before|while waiting for) the lock)/,
+  );
 });
 
 test('a Codex transcript that is a FIFO, a device, a directory or a link is never opened: the hook returns within its budget and logs why', async (t) => {

@@ -108,7 +108,9 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
   let failures = 0;
   let result;
   for (let attempt = 0; attempt < 40 && !result; attempt++) {
+    const started = Date.now();
     const r = await ckpt(box, ['snapshot', '--json']);
+    t.log(`run ${attempt + 1}: exit ${r.code} after ${Date.now() - started} ms${r.code ? `: ${JSON.parse(r.stderr).error.message}` : ''}`);
     if (r.code === 0) {
       result = JSON.parse(r.stdout);
       break;
@@ -131,6 +133,7 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
       );
   }
   t.truthy(result, 'converged');
+  // 80 MB in 4000 files takes well over 250 ms to hash on any machine this runs on; the log above has the times.
   t.true(failures > 0, 'the budget was hit at least once');
   t.is(lsTree(box, result.id).size, 4000);
 });

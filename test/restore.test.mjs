@@ -13,7 +13,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { ckpt, ckptError, ckptJson, ledgerLines, lsTree, sandbox, sh, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** A workspace with a regular file, an executable, a symlink, a nested file; checkpoint A. */
 async function baseline() {
@@ -181,10 +181,7 @@ test('selected paths: only they are touched; an unknown path fails the whole com
     ['.git/config'],
     ['src/.GIT/x'],
   ]) {
-    const res = await ckpt(box, ['restore', a, '--', ...bad]);
-    t.is(res.code, 1, `${bad}: ${res.stderr}`);
-    t.regex(res.stderr, /^git-ckpt: .*(neither the checkpoint nor the workspace|refused|outside the workspace)/);
-    t.is(res.stderr.trim().split('\n').length, 1);
+    t.like(await ckptError(box, ['restore', a, '--', ...bad]), { exit: 1, code: 'path' }, bad.join(' '));
     t.is(treeState(box.ws), ws, `${bad} wrote nothing`);
     t.is(storeData(box), store, `${bad} took no guard`);
   }
@@ -295,9 +292,9 @@ test('stale undo: refused when a file the restore touched changed since; --force
   write(box, 'a.txt', 'edited after the restore\n');
   const ws = treeState(box.ws);
   const ledger = ledgerLines(box).length;
-  const r = await ckpt(box, ['undo']);
-  t.is(r.code, 1);
-  t.regex(r.stderr, /undo refused: 1 file changed since the restore \(a\.txt\)/);
+  const r = await ckptError(box, ['undo']);
+  t.like(r, { exit: 1, code: 'stale' });
+  t.regex(r.message, /^undo refused: 1 file changed since the restore \(a\.txt\)/, 'it names the file');
   t.is(treeState(box.ws), ws, 'nothing changed');
   t.is(ledgerLines(box).length, ledger + 1, 'only the guard of the current state was recorded');
   const forced = await ckptJson(box, ['undo', '--force']);
@@ -313,6 +310,7 @@ test('undo with nothing to undo is a clear one-line error', async (t) => {
   const r = await ckpt(box, ['undo']);
   t.is(r.code, 1);
   t.is(r.stderr, 'git-ckpt: nothing to undo: no restore, revert or undo has been recorded\n');
+  t.like(await ckptError(box, ['undo']), { exit: 1, code: 'nothing' });
 });
 
 test('revert undoes exactly one checkpoint: added deleted, deleted recreated, modified back', async (t) => {
@@ -421,9 +419,9 @@ test('a tampered journal is refused whole and never becomes a write', async (t) 
     writeFileSync(path.join(store, 'journal.json'), journal(entries));
     const ws = treeState(box.ws);
     for (const action of ['--continue', '--abort']) {
-      const r = await ckpt(box, ['restore', action]);
-      t.is(r.code, 1);
-      t.regex(r.stderr, /^git-ckpt: restore journal .* is invalid/);
+      const r = await ckptError(box, ['restore', action]);
+      t.like(r, { exit: 1, code: 'store' });
+      t.regex(r.message, /^restore journal .* is invalid/);
       t.is(treeState(box.ws), ws);
     }
     t.false(existsSync(outside));
@@ -431,8 +429,14 @@ test('a tampered journal is refused whole and never becomes a write', async (t) 
     t.regex(status.stdout, /interrupted: .*invalid/);
   }
   writeFileSync(path.join(store, 'journal.json'), '{not json');
-  t.regex((await ckpt(box, ['restore', '--abort'])).stderr, /not valid JSON/);
-  t.regex((await ckpt(box, ['restore', a])).stderr, /not valid JSON/, 'a new restore refuses too');
+  for (const args of [
+    ['restore', '--abort'],
+    ['restore', a],
+  ]) {
+    const r = await ckptError(box, args);
+    t.like(r, { exit: 1, code: 'store' }, args.join(' '));
+    t.regex(r.message, /not valid JSON/, `${args.join(' ')}: a new restore refuses too`);
+  }
 });
 
 test('a tampered ledger record cannot become a restore target or undo guard', async (t) => {
@@ -462,12 +466,9 @@ test('options smuggled in as checkpoint ids are bad addresses', async (t) => {
     ['revert', '--exec=sh'],
     ['restore', '-Ooops'],
   ]) {
-    const r = await ckpt(box, args);
-    t.is(r.code, 1, args.join(' '));
-    t.regex(r.stderr, /not a checkpoint address/);
+    t.like(await ckptError(box, args), { exit: 1, code: 'bad-address' }, args.join(' '));
   }
-  const r = await ckpt(box, ['restore', '--continue', '--abort']);
-  t.is(r.code, 2);
+  t.like(await ckptError(box, ['restore', '--continue', '--abort']), { exit: 2, code: 'usage' });
 });
 
 test('a file that cannot be written is recorded as failed and the pass goes on (exit 1)', async (t) => {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { ROOT, ckpt, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptError, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 
@@ -106,6 +106,54 @@ test('a turn range: turns 1–2 of a session are undone, its turn 3 kept where i
     one.files.map((f) => f.path),
     ['f.txt'],
   );
+});
+
+test('with git older than 2.38 (GIT_CKPT_ASSUME_GIT=2.37): a path changed since is skipped whole, naming git 2.38; the others are reverted; a range or a session is a usage error', async (t) => {
+  const oldGit = { env: { GIT_CKPT_ASSUME_GIT: '2.37' } };
+  const box = sandbox();
+  write(box, 'f.txt', `${lines(20).join('\n')}\n`);
+  write(box, 'g.txt', 'before\n');
+  await ckptJson(box, ['snapshot']);
+  prompt(box, 'sess-O', 'p1', 'edit both');
+  toolCall(box, 'sess-O', 'p1', () => {
+    editLine(box, 'f.txt', 3, 'line 3 by the agent');
+    write(box, 'g.txt', 'after\n');
+  });
+  prompt(box, 'sess-O', 'p2', 'edit again');
+  toolCall(box, 'sess-O', 'p2', () => write(box, 'h.txt', 'made in turn 2\n'));
+  const agent = ledgerLines(box).find((r) => r.call && r.turn === 1 && r.phase === 'post');
+  // A later edit in other lines of f.txt: a three-way revert keeps it, a whole-file one cannot.
+  editLine(box, 'f.txt', 18, 'line 18 by the user');
+  const now = file(box, 'f.txt');
+
+  const modern = await ckptJson(box, ['revert', agent.id, '--dry-run']);
+  t.is(modern.files.find((f) => f.path === 'f.txt')?.reason, 'merged, keeping later edits', 'this git merges three-way');
+
+  const preview = await ckpt(box, ['revert', agent.id, '--dry-run', '--json'], oldGit);
+  t.is(preview.code, 1, `a preview with a skip exits 1: ${preview.stderr}`);
+  const dry = JSON.parse(preview.stdout);
+  const plan = Object.fromEntries(dry.files.map((f) => [f.path, f]));
+  t.is(plan['f.txt']?.action, 'skip', JSON.stringify(dry.files));
+  t.regex(plan['f.txt']?.reason ?? '', /git 2\.38 or newer/, 'the reason names the git that would keep later edits');
+  t.is(plan['g.txt']?.action, 'restore');
+
+  const done = await ckpt(box, ['revert', agent.id, '--json'], oldGit);
+  t.is(done.code, 1, `a partial revert exits 1: ${done.stderr}`);
+  t.is(file(box, 'f.txt'), now, 'the path changed since is left as it is');
+  t.is(file(box, 'g.txt'), 'before\n', 'the path nobody touched since is reverted');
+  t.is(file(box, 'h.txt'), 'made in turn 2\n', 'a later checkpoint’s file stays');
+
+  for (const args of [
+    ['revert', 'turn:1..turn:2@sess-O'],
+    ['revert', '--session', 'sess-O'],
+  ]) {
+    const before = workspaceState(box);
+    const refused = await ckptError(box, args, oldGit);
+    t.like(refused, { exit: 2, code: 'usage' }, args.join(' '));
+    t.regex(refused.message, /needs git 2\.38 or newer/);
+    t.is(workspaceState(box), before, `${args.join(' ')} wrote nothing`);
+  }
+  t.is((await ckptJson(box, ['revert', 'turn:1..turn:2@sess-O', '--dry-run'])).dryRun, true, 'this git reverts the range');
 });
 
 test('overlapping edits conflict with their line ranges: kept as they are by default, conflict markers on request; exit 1', async (t) => {

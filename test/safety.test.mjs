@@ -2,7 +2,20 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, sandbox, sh, shadowGit, storeDir, storedBytes, treeState, write, ROOT } from './helpers.mjs';
+import {
+  ckpt,
+  ckptError,
+  ckptJson,
+  ledgerLines,
+  sandbox,
+  sh,
+  shadowGit,
+  storeDir,
+  storedBytes,
+  treeState,
+  write,
+  ROOT,
+} from './helpers.mjs';
 
 const runner = await import(path.join(ROOT, 'dist', 'lib', 'runner.js'));
 
@@ -230,13 +243,15 @@ test("inherited GIT_DIR and GIT_INDEX_FILE (running inside a user's git hook) ar
 
 test('the filesystem root and the home directory are refused as workspaces', async (t) => {
   const box = sandbox({ git: false });
-  const root = await ckpt(box, ['-C', '/', 'snapshot']);
-  t.is(root.code, 1);
-  t.regex(root.stderr, /^git-ckpt: refusing to use the filesystem root as a workspace/);
-  const home = await ckpt(box, ['snapshot'], { cwd: box.home });
-  t.is(home.code, 1);
-  t.regex(home.stderr, /^git-ckpt: refusing to use your home directory as a workspace/);
-  t.is(home.stderr.trim().split('\n').length, 1);
+  const root = await ckptError(box, ['-C', '/', 'snapshot']);
+  t.like(root, { exit: 1, code: 'bad-workspace' });
+  t.regex(root.message, /^refusing to use the filesystem root as a workspace/, 'it says which refusal');
+  const home = await ckptError(box, ['snapshot'], { cwd: box.home });
+  t.like(home, { exit: 1, code: 'bad-workspace' });
+  t.regex(home.message, /^refusing to use your home directory as a workspace/, 'it says which refusal');
+  // Without --json: the same, as one line.
+  const plain = await ckpt(box, ['snapshot'], { cwd: box.home });
+  t.is(plain.stderr, `git-ckpt: ${home.message}\n`);
 });
 
 test('bad addresses and smuggled options give one-line errors and exit 1; usage errors exit 2', async (t) => {
@@ -261,6 +276,8 @@ test('bad addresses and smuggled options give one-line errors and exit 1; usage 
     t.regex(r.stderr, new RegExp(`^git-ckpt: ${pattern.source}`), args.join(' '));
     t.is(r.stderr.trim().split('\n').length, 1, args.join(' '));
     t.is(r.stdout, '');
+    // diff has no --json; the others say the same as a code.
+    if (args[0] !== 'diff') t.like(await ckptError(box, args), { exit: 1, code: 'bad-address' }, args.join(' '));
   }
   const ok = await ckptJson(box, ['show', 'latest~1']);
   t.is(ok.id, one.id);
@@ -276,6 +293,7 @@ test('bad addresses and smuggled options give one-line errors and exit 1; usage 
     const r = await ckpt(box, args);
     t.is(r.code, 2, args.join(' '));
     t.regex(r.stderr, /^git-ckpt: /);
+    t.like(await ckptError(box, args), { exit: 2, code: 'usage' }, args.join(' '));
   }
   // A bare `git ckpt` prints the usage on stderr and exits 1, as git does.
   const bare = await ckpt(box, []);
@@ -291,9 +309,9 @@ test('an ambiguous prefix fails with the number of matches, never the first one'
   // A second record sharing the first 6 hex digits (ledger lines are plain JSON).
   const twin = { ...ledgerLines(box)[0], id: `${one.id.slice(0, 6)}${'0'.repeat(34)}`, parent: one.id };
   appendFileSync(path.join(storeDir(box), 'ledger.jsonl'), `${JSON.stringify(twin)}\n`);
-  const r = await ckpt(box, ['show', one.id.slice(0, 6)]);
-  t.is(r.code, 1);
-  t.regex(r.stderr, /^git-ckpt: checkpoint [0-9a-f]{6} is ambiguous \(2 matches\)\n$/);
+  const r = await ckptError(box, ['show', one.id.slice(0, 6)]);
+  t.like(r, { exit: 1, code: 'bad-address' });
+  t.regex(r.message, /^checkpoint [0-9a-f]{6} is ambiguous \(2 matches\)$/, 'it says how many match');
   const longer = await ckptJson(box, ['show', one.id.slice(0, 12)]);
   t.is(longer.id, one.id);
 });
@@ -333,9 +351,9 @@ test('a store written by a newer schema is refused for writing, still readable',
   const ledger = path.join(storeDir(box), 'ledger.jsonl');
   appendFileSync(ledger, `${JSON.stringify({ ...JSON.parse(readFileSync(ledger, 'utf8')), v: 99 })}\n`);
   write(box, 'a.txt', '2\n');
-  const r = await ckpt(box, ['snapshot']);
-  t.is(r.code, 1);
-  t.regex(r.stderr, /^git-ckpt: this store was written by a newer git-ckpt \(ledger schema 99/);
+  const r = await ckptError(box, ['snapshot']);
+  t.like(r, { exit: 1, code: 'store' });
+  t.regex(r.message, /^this store was written by a newer git-ckpt \(ledger schema 99/);
   const log = await ckptJson(box, ['log']);
   t.deepEqual(
     log.map((x) => x.id),
@@ -423,6 +441,7 @@ test('an empty path (an unset shell variable) fails closed with one line, before
     t.is(r.code, 1, args.join(' '));
     t.is(r.stderr, 'git-ckpt: path refused: "" (empty path)\n', args.join(' '));
     t.is(r.stdout, '');
+    if (args[0] !== 'diff') t.like(await ckptError(box, args, { cwd }), { exit: 1, code: 'path' }, args.join(' '));
   }
   t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), '2\n');
   t.is(readFileSync(path.join(box.ws, 'src/b.txt'), 'utf8'), '2\n');
@@ -452,9 +471,15 @@ test('a git directory (a bare repository, a separate git dir, or a folder inside
   ];
   for (const dir of dirs) {
     for (const args of commands) {
-      const r = await ckpt(box, args, { cwd: dir });
-      t.is(r.code, 1, `${dir}: ${args.join(' ')}: ${r.stderr}`);
-      t.regex(r.stderr, /^git-ckpt: refusing to use a git directory as a workspace: .*\n$/, `${dir}: ${args.join(' ')}`);
+      if (args[0] === 'diff') {
+        const r = await ckpt(box, args, { cwd: dir });
+        t.is(r.code, 1, `${dir}: ${args.join(' ')}: ${r.stderr}`);
+        t.regex(r.stderr, /^git-ckpt: refusing to use a git directory as a workspace: .*\n$/, `${dir}: ${args.join(' ')}`);
+        continue;
+      }
+      const r = await ckptError(box, args, { cwd: dir });
+      t.like(r, { exit: 1, code: 'bad-workspace' }, `${dir}: ${args.join(' ')}: ${r.message}`);
+      t.regex(r.message, /^refusing to use a git directory as a workspace: /, `${dir}: ${args.join(' ')}`);
     }
     const hook = await ckpt(box, ['hook', 'claude', 'post'], {
       cwd: dir,
@@ -477,4 +502,24 @@ test('a git directory (a bare repository, a separate git dir, or a folder inside
   t.is(treeState(bare), before);
   // Its work trees stay workspaces.
   t.true((await ckptJson(box, ['snapshot'], { cwd: path.join(box.ws, 'sep') })).created);
+});
+
+test('an internal error (a bug) exits 3 with one line, its stack only under GIT_CKPT_TRACE, and leaves the lock free', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', '1\n');
+  // A test-only fault: a plain Error thrown inside the lock door, as a bug in git-ckpt would.
+  const bug = { env: { GIT_CKPT_TEST_CRASH: 'throw:door' } };
+  const r = await ckpt(box, ['snapshot'], bug);
+  t.is(r.code, 3, r.stderr);
+  t.is(r.stderr, 'git-ckpt: internal error: test fault at door (GIT_CKPT_TEST_CRASH)\n', 'one line, no stack');
+  t.is(r.stdout, '');
+  t.like(await ckptError(box, ['snapshot'], bug), { exit: 3, code: 'internal' });
+  const traced = await ckpt(box, ['snapshot'], { env: { ...bug.env, GIT_CKPT_TRACE: '1' } });
+  t.is(traced.code, 3);
+  t.regex(traced.stderr, /^Error: test fault at door[^\n]*\n\s+at /m, 'the stack under GIT_CKPT_TRACE');
+  t.regex(traced.stderr, /git-ckpt: internal error: test fault at door.*\n$/);
+  // The lock was released on the way out: the next command runs at once.
+  const made = await ckptJson(box, ['snapshot']);
+  t.true(made.created);
+  t.is(ledgerLines(box).length, 1, 'the failed runs recorded nothing');
 });

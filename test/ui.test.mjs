@@ -244,7 +244,6 @@ test('live: a hook firing while the page is open shows as a ledger event and in 
   await history(box);
   const ui = await startUi(t, box);
   const ws = (await get(ui, '/api/summary')).json.current;
-  const events = [];
   const stream = http.get({
     host: '127.0.0.1',
     port: ui.port,
@@ -252,15 +251,21 @@ test('live: a hook firing while the page is open shows as a ledger event and in 
     headers: authed(ui, { host: `127.0.0.1:${ui.port}` }),
   });
   t.teardown(() => stream.destroy());
-  const seen = new Promise((resolve) => {
+  let text = '';
+  let hello;
+  const helloSeen = new Promise((resolve) => (hello = resolve));
+  const seen = new Promise((resolve, reject) => {
+    stream.on('error', reject);
     stream.on('response', (res) => {
       res.on('data', (d) => {
-        events.push(String(d));
-        if (String(d).includes('event: ledger')) resolve();
+        text += d;
+        // The server sends hello once it watches the ledger: a write after it is seen.
+        if (text.includes('event: hello\n')) hello();
+        if (text.includes('event: ledger\n')) resolve();
       });
     });
   });
-  await new Promise((r) => setTimeout(r, 300));
+  await helloSeen;
   write(box, 'by-agent.txt', 'written by a tool\n');
   // A hook and an API request at the same time: both go through the lock, both succeed.
   const hook = spawn(process.execPath, [CLI, 'hook', 'claude', 'post'], { cwd: box.ws, env: box.env });
@@ -281,7 +286,7 @@ test('live: a hook firing while the page is open shows as a ledger event and in 
   t.is(preview.status, 200, preview.body);
   t.is(code, 0);
   await seen;
-  t.true(events.some((e) => e.includes('event: ledger')));
+  t.regex(text, /^event: hello\n.*event: ledger\n/s, 'hello, then the ledger event');
   const page = (await get(ui, `/api/timeline?ws=${ws}&limit=1`)).json;
   t.is(page.records[0].session, 'sess-live');
   t.deepEqual(page.records[0].paths, [{ status: 'A', path: 'by-agent.txt' }]);

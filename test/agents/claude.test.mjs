@@ -24,6 +24,7 @@ import {
   storeDir,
   storeText,
   workspaceFiles,
+  cannotRun,
 } from './harness.mjs';
 import { claudeWiring, marker, readTrace, runClaude, startClaudeServer, traceEvents, tracePath, wiredEvents } from './claude.mjs';
 
@@ -31,10 +32,7 @@ const agent = installAgent('claude');
 const SECRET = 'ckpt-secret-4f9a2c71e0b3';
 
 if (agent.skip) {
-  test('claude: SKIPPED (the CLI could not be installed)', (t) => {
-    t.log(agent.skip);
-    t.pass();
-  });
+  cannotRun(test, 'claude: the real CLI', agent.skip);
 } else {
   test('claude: project scope, two turns (--continue): shell side effects, parallel calls, a failing call, secrets, restore turn:2 and undo', async (t) => {
     const box = sandbox();

@@ -27,6 +27,7 @@ import {
   sandbox,
   storeText,
   workspaceFiles,
+  cannotRun,
 } from './harness.mjs';
 import {
   EVENT_LABELS,
@@ -115,10 +116,7 @@ function pendingChecks(t) {
 }
 
 if (agent.skip) {
-  test('codex: SKIPPED (the CLI could not be installed)', (t) => {
-    t.log(agent.skip);
-    t.pass();
-  });
+  cannotRun(test, 'codex: the real CLI', agent.skip);
 } else {
   test.beforeEach((t) => {
     t.context.runs = [];

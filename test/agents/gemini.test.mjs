@@ -26,6 +26,7 @@ import {
   sandbox,
   storeText,
   workspaceFiles,
+  cannotRun,
 } from './harness.mjs';
 import { configureGemini, describeRun, readTrace, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
@@ -301,10 +302,7 @@ const sessionC = once(async () => {
 // ---------------------------------------------------------------------------------------------
 
 if (agent.skip) {
-  test('gemini: SKIPPED (the agent CLI could not be installed)', (t) => {
-    t.log(agent.skip);
-    t.pass();
-  });
+  cannotRun(test, 'gemini: the real CLI', agent.skip);
 } else {
   test.serial('A: both turns run to the end against the scripted server, in one resumed session', async (t) => {
     const s = await sessionA();

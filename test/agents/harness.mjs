@@ -21,6 +21,9 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** Skipped, never passed, when an agent cannot run here; failed under CI (see test/helpers.mjs). */
+export { cannotRun, IN_CI } from '../helpers.mjs';
+
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
 export const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');

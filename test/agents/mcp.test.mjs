@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
+import { cannotRun, ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
 import { marker, runClaude, startClaudeServer } from './claude.mjs';
 import { configureGemini, describeRun, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
@@ -44,10 +44,7 @@ async function planIdOf(box, args) {
 }
 
 if (claude.skip) {
-  test('claude mcp: SKIPPED (the CLI could not be installed)', (t) => {
-    t.log(claude.skip);
-    t.pass();
-  });
+  cannotRun(test, 'claude mcp: the real CLI', claude.skip);
 } else {
   test('claude: the model lists checkpoints, gets a restore plan (dry run), applies it; the workspace is back to before turn 1', async (t) => {
     const box = projectWithApp();
@@ -143,10 +140,7 @@ function functionResponses(server, name) {
 }
 
 if (gemini.skip) {
-  test('gemini mcp: SKIPPED (the CLI could not be installed)', (t) => {
-    t.log(gemini.skip);
-    t.pass();
-  });
+  cannotRun(test, 'gemini mcp: the real CLI', gemini.skip);
 } else {
   test('gemini: the model lists checkpoints, gets a restore plan (dry run), applies it, through the settings.json mcpServers entry', async (t) => {
     const box = projectWithApp();

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { CkptError } from './errors.js';
 import { firstPaths, formatBytes, plainStats, relativeAge, shortId, skippedLines } from './describe.js';
+import { shortSession } from './short-ids.js';
 import type { CheckpointRecord } from './ledger.js';
 import { userPath } from './paths.js';
 import type { OperationReport } from './restore.js';
@@ -244,7 +245,7 @@ const checkpointList: AgentTool<{
       const key =
         e.session === null
           ? 'outside any agent session'
-          : `session ${e.session.slice(0, 12)}, turn ${e.turn ?? '-'}${e.prompt ? ` “${e.prompt}”` : ''}`;
+          : `session ${shortSession(e.session)}, turn ${e.turn ?? '-'}${e.prompt ? ` “${e.prompt}”` : ''}`;
       if (key !== group) lines.push(`── ${key}`);
       group = key;
       const who = [e.tool, e.kind, e.failed ? 'FAILED' : '', e.degraded ? 'DEGRADED (objects missing)' : ''].filter(Boolean).join(' ');

@@ -17,6 +17,7 @@
  * done and recorded) or a journal that --continue and --abort complete; they
  * capture a guard first and leave alone each path changed since the kill.
  */
+import { shortId } from './short-ids.js';
 import path from 'node:path';
 import { applyEntries, randomTag, removeTmpFiles, type ApplyEntry, type ApplyFailure } from './apply.js';
 import { crashPoint } from './crash-point.js';
@@ -113,10 +114,6 @@ interface LiveState {
 
 function repoOf(ctx: StoreContext): RepoAccess {
   return { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
-}
-
-function short(id: string): string {
-  return id.slice(0, 10);
 }
 
 function refuseIfInterrupted(ctx: StoreContext): void {
@@ -223,8 +220,8 @@ function recordAsOperation(journal: Journal): RecordAs {
     target: journal.target,
     guard: journal.guard,
     message: journal.reverted
-      ? `revert of ${journal.reverted.length} checkpoints, ${short(journal.reverted.at(-1)!)}..${short(journal.reverted[0]!)}`
-      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
+      ? `revert of ${journal.reverted.length} checkpoints, ${shortId(journal.reverted.at(-1)!)}..${shortId(journal.reverted[0]!)}`
+      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${shortId(journal.target)}`,
     counts: journal.counts,
     leftovers: journal.leftovers,
     flags: {},
@@ -356,7 +353,7 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
   const selection = options.paths?.length ? options.paths : undefined;
   const targetEntries = await listTree(repoOf(ctx), target.id);
   if (selection) checkSelection(ctx.location.root, targetEntries, selection);
-  return withLive(ctx, dryRun, `guard before restore to ${short(target.id)}`, async (live, objectDir) => {
+  return withLive(ctx, dryRun, `guard before restore to ${shortId(target.id)}`, async (live, objectDir) => {
     const selected = (p: string) => isSelected(p, selection);
     const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
@@ -442,7 +439,7 @@ export async function revertLocked(
   return withLive(
     ctx,
     dryRun,
-    `guard before revert of ${short(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
+    `guard before revert of ${shortId(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
     work,
   );
 }
@@ -452,9 +449,9 @@ const THREE_WAY_GIT = '2.38';
 
 /** Pure: a conflict in words: its line ranges in the present file, or why it is whole. */
 function conflictText(c: RevertConflict): string {
-  if (c.whole) return `${c.whole} (reverting ${short(c.checkpoint)})`;
+  if (c.whole) return `${c.whole} (reverting ${shortId(c.checkpoint)})`;
   const ranges = c.ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
-  return `line${c.ranges.length === 1 && c.ranges[0]![0] === c.ranges[0]![1] ? '' : 's'} ${ranges} changed since (reverting ${short(c.checkpoint)})`;
+  return `line${c.ranges.length === 1 && c.ranges[0]![0] === c.ranges[0]![1] ? '' : 's'} ${ranges} changed since (reverting ${shortId(c.checkpoint)})`;
 }
 
 /** The first conflict per path (a range revert can meet one path in several steps). */
@@ -466,7 +463,7 @@ function dedupe(files: PlannedFile[]): PlannedFile[] {
 /** One checkpoint, reverted path by path: a path changed since is a conflict, skipped whole (git < 2.38). */
 async function revertWhole(ctx: StoreContext, target: CheckpointRecord, options: OperationOptions): Promise<OperationReport> {
   const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
-  return withLive(ctx, options.dryRun ?? false, `guard before revert of ${short(target.id)}`, (live) =>
+  return withLive(ctx, options.dryRun ?? false, `guard before revert of ${shortId(target.id)}`, (live) =>
     revertWholeLive(ctx, target, changes, live, options),
   );
 }
@@ -516,7 +513,7 @@ export async function undoLocked(
     throw new CkptError('nothing', `nothing to undo: no restore, revert or undo has been recorded${note}`);
   }
   const changes = await treeChanges(repoOf(ctx), last.op.guard, last.id);
-  return withLive(ctx, options.dryRun ?? false, `guard before undo of ${short(last.id)}`, async (live, objectDir) => {
+  return withLive(ctx, options.dryRun ?? false, `guard before undo of ${shortId(last.id)}`, async (live, objectDir) => {
     const report = await undoLive(ctx, last, changes, live, options);
     return withPreview(ctx, report, options, live, last.op!.guard, objectDir);
   });
@@ -673,7 +670,7 @@ export async function recoverLocked(
             kind: 'restore',
             target: journal.guard,
             guard: live.guard!,
-            message: `abort of the interrupted ${journal.op}: back to ${short(journal.guard)}`,
+            message: `abort of the interrupted ${journal.op}: back to ${shortId(journal.guard)}`,
             counts: {
               restore: todo.filter(([, , from]) => from !== null).length,
               recreate: 0,

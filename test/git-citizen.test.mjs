@@ -83,6 +83,7 @@ test('the man page is generated from the same definitions as --help, with every 
   for (const text of [
     'turn:N[@SESSION]',
     'latest~N',
+    'HEAD~N',
     'EXIT STATUS',
     'ckpt.maxFileBytes',
     'ckpt.recordPrompts',

@@ -22,7 +22,9 @@ export function jsonRecord(r: CheckpointRecord, degraded = false): Record<string
 
 function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined): string {
   const subagent = r.subagent ? cyan(`[subagent ${r.subagent.type ?? shortSession(r.subagent.id)}]`) : '';
-  const failed = r.failed ? red(`✗ failed${r.error ? `: ${r.error}` : ''}`) : '';
+  // A failure the agent gave no text for is recorded as 'failed': `✗ failed`, not `✗ failed: failed`.
+  const reason = r.error && r.error.trim().toLowerCase() !== 'failed' ? `: ${r.error}` : '';
+  const failed = r.failed ? red(`✗ failed${reason}`) : '';
   const who = [degraded ? yellow('⚠ degraded') : '', attribution(r), subagent, r.tool ?? '', dim(r.kind), failed].filter(Boolean).join(' ');
   if (oneline) return `${yellow(shortId(r.id))} ${who} ${statsText(r)} ${r.message || firstPaths(r)}`;
   return `${yellow(shortId(r.id))}  ${dim(relativeAge(r.time).padEnd(15))} ${who}  ${statsText(r)}  ${firstPaths(r)}${r.message ? `  ${cyan(r.message)}` : ''}`;

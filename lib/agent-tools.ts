@@ -49,8 +49,7 @@ const paths = z.array(workspacePath).max(1000);
 const stats = z.object({ added: z.number(), modified: z.number(), deleted: z.number() });
 const fileAction = z.object({ path: z.string(), action: z.string(), reason: z.string().optional() });
 
-/** Pure: at most `max` bytes of a diff, cut at a line end, with a line saying what was cut and how to see it. */
-/** @public (tests use it) */
+/** Pure: at most `max` bytes of a diff, cut at a line end, with a line saying what was cut and how to see it. @public (tests use it) */
 export function boundDiff(diff: string, max = DIFF_MAX_BYTES): { text: string; truncated: boolean; bytes: number } {
   const bytes = Buffer.byteLength(diff);
   if (bytes <= max) return { text: diff, truncated: false, bytes };

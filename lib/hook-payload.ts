@@ -1,6 +1,7 @@
 /**
  * Pure parsing of agent hook payloads. Each agent names the same facts
- * differently (see ../shared/reference/agent-hooks.md):
+ * differently (as each agent's hook documentation names them, and as their real
+ * CLIs send them in test/agents/):
  *
  *   agent    session                 turn            tool call     tool / input
  *   claude   session_id              prompt_id       tool_use_id   tool_name / tool_input

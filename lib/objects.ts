@@ -231,7 +231,8 @@ export async function listTree(
   return entries;
 }
 
-const ZERO_OID = /^0+$/;
+/** diff-tree's mode for the side of a change where the path does not exist (000000). */
+const ABSENT_MODE = /^0+$/;
 
 /** The paths that differ between two trees, with their entries on each side. */
 export async function treeChanges(repo: RepoAccess, from: string, to: string, signal?: AbortSignal): Promise<TreeChange[]> {
@@ -246,7 +247,7 @@ export async function treeChanges(repo: RepoAccess, from: string, to: string, si
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const [oldMode, newMode, oldOid, newOid] = parts[i]!.replace(/^:/, '').split(' ');
-    const entry = (mode: string, oid: string) => (ZERO_OID.test(mode) ? null : { mode, oid });
+    const entry = (mode: string, oid: string) => (ABSENT_MODE.test(mode) ? null : { mode, oid });
     changes.push({ path: parts[i + 1]!, before: entry(oldMode!, oldOid!), after: entry(newMode!, newOid!) });
   }
   return changes;

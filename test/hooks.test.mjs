@@ -47,7 +47,7 @@ function hookLog(box) {
   return existsSync(file) ? readFileSync(file, 'utf8') : '';
 }
 
-// Payloads as the reference notes give them (../shared/reference/agent-hooks.md).
+// Payloads as each agent's hook documentation gives them (the real CLIs send theirs in test/agents/).
 const AGENT_CASES = {
   claude: {
     stdout: '',

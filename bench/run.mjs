@@ -269,7 +269,7 @@ const runCli = (args, ws, input) => {
 };
 
 /**
- * Processes as an agent and a person start them, against issue 12's budgets:
+ * Processes as an agent and a person start them, against the start-up budgets (docs/design.md):
  * `node -e 0` plus a multiple of `git status --porcelain` on the same tree, all
  * measured in alternation in this run. The budget is the reference column, so
  * the ratio must stay ≤ 1.

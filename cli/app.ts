@@ -108,7 +108,7 @@ function smuggledOption(program: Command, command: string | undefined, args: str
   return args.find((a) => a.startsWith('-') && a !== '-' && !known.has(a.split('=')[0]!));
 }
 
-/** git's own options before the command: -C is yargs's; -p/--paginate and --no-pager are taken here. */
+/** git's own options before the command: -p/--paginate and --no-pager are taken here; -C and --color are left in place (-C is each command's option, --color is read in main). */
 export function splitLeadingOptions(args: string[]): { paginate?: boolean; rest: string[] } {
   const rest = [...args];
   let paginate: boolean | undefined;
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   const color = colorArg === undefined ? undefined : colorArg === '--color' ? (spaced ?? 'always') : colorArg.slice('--color='.length);
   if (color !== undefined && !['auto', 'always', 'never'].includes(color))
     fail(`--color takes auto, always or never, not ${JSON.stringify(color)}`, 2);
-  setUpOutput({
+  await setUpOutput({
     page: paginate ?? (command !== undefined && PAGED_COMMANDS.has(command) && !rest.includes('--json')),
     color: color as ColorMode | undefined,
     cwd: process.cwd(),

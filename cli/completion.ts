@@ -6,6 +6,7 @@
  * completion.json, generated at build time from the same command definitions
  * as --help, so they cannot drift.
  */
+import { shortId, shortSession } from '../lib/short-ids.js';
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
 import { CkptError } from '../lib/errors.js';
@@ -105,12 +106,12 @@ export async function runComplete(words: string[]): Promise<void> {
       const turnsOf = (s: string) =>
         [...new Set(records.filter((r) => r.session === s && r.turn !== null).map((r) => r.turn!))].sort((a, b) => a - b);
       ledger = {
-        ids: records.slice(0, 30).map((r) => r.id.slice(0, 8)),
+        ids: records.slice(0, 30).map((r) => shortId(r.id)),
         turns: [
           ...(latestSession ? turnsOf(latestSession).map((t) => `turn:${t}`) : []),
-          ...sessions.flatMap((s) => turnsOf(s).map((t) => `turn:${t}@${s.slice(0, 8)}`)),
+          ...sessions.flatMap((s) => turnsOf(s).map((t) => `turn:${t}@${shortSession(s)}`)),
         ],
-        sessions: sessions.map((s) => s.slice(0, 8)),
+        sessions: sessions.map((s) => shortSession(s)),
       };
     }
   } catch {

@@ -1,4 +1,5 @@
 /** git ckpt log: checkpoints, newest first. */
+import { SHORT_SESSION_LENGTH, shortSession } from '../lib/short-ids.js';
 import { Option, type Command } from 'commander';
 import type { CheckpointRecord } from '../lib/ledger.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
@@ -17,8 +18,10 @@ interface LogArgs extends GlobalArgs {
 }
 
 function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined): string {
-  const subagent = r.subagent ? cyan(`[subagent ${r.subagent.type ?? r.subagent.id.slice(0, 8)}]`) : '';
-  const failed = r.failed ? red(`✗ failed${r.error ? `: ${r.error}` : ''}`) : '';
+  const subagent = r.subagent ? cyan(`[subagent ${r.subagent.type ?? shortSession(r.subagent.id)}]`) : '';
+  // A failure the agent gave no text for is recorded as 'failed': `✗ failed`, not `✗ failed: failed`.
+  const reason = r.error && r.error.trim().toLowerCase() !== 'failed' ? `: ${r.error}` : '';
+  const failed = r.failed ? red(`✗ failed${reason}`) : '';
   const who = [degraded ? yellow('⚠ degraded') : '', attribution(r), subagent, r.tool ?? '', dim(r.kind), failed].filter(Boolean).join(' ');
   if (oneline) return `${yellow(shortId(r.id))} ${who} ${statsText(r)} ${r.message || firstPaths(r)}`;
   return `${yellow(shortId(r.id))}  ${dim(relativeAge(r.time).padEnd(15))} ${who}  ${statsText(r)}  ${firstPaths(r)}${r.message ? `  ${cyan(r.message)}` : ''}`;
@@ -28,8 +31,9 @@ function groupHeader(r: CheckpointRecord, titles: Record<string, string>): strin
   if (r.session === null) return '── outside any agent session ──';
   const who = r.agent ? ` (${r.agent})` : '';
   const title = r.turn !== null ? titles[turnTitleKey(r.session, r.turn)] : undefined;
-  const turn = r.turn !== null ? ` · turn ${r.turn}${title ? ` “${title}”` : ''} (before it: turn:${r.turn}@${r.session.slice(0, 8)})` : '';
-  return `── session ${r.session.length > 16 ? `${r.session.slice(0, 16)}…` : r.session}${who}${turn} ──`;
+  const turn =
+    r.turn !== null ? ` · turn ${r.turn}${title ? ` “${title}”` : ''} (before it: turn:${r.turn}@${shortSession(r.session)})` : '';
+  return `── session ${r.session.length > SHORT_SESSION_LENGTH ? `${shortSession(r.session)}…` : r.session}${who}${turn} ──`;
 }
 
 export function define(command: Command): Command {

@@ -35,6 +35,7 @@ export const REFERENCE: ReferenceSection[] = [
     title: 'ADDRESSES',
     rows: [
       ['latest, latest~N', 'The newest checkpoint, and the Nth before it (degraded ones are skipped).'],
+      ['HEAD, HEAD~N, @, @~N', 'git’s spellings, for the hands that type them: the same as latest and latest~N.'],
       ['<hex prefix>', 'A unique prefix of 4 or more hex digits of a checkpoint id; an ambiguous one is an error.'],
       [
         'turn:N[@SESSION]',

@@ -16,16 +16,27 @@ interface SnapshotArgs extends GlobalArgs {
   json?: boolean;
 }
 
-/** Progress on stderr: always for a first snapshot, otherwise on a TTY once a capture passes a second. */
-export function progressReporter(): (p: SnapshotProgress) => void {
+/**
+ * Progress on stderr. On a terminal: redrawn in place (`\r`) at most every
+ * 200 ms, for a first snapshot and for any capture past a second. Into a pipe
+ * or a file, where redraws are only noise (hundreds of them for a first
+ * snapshot of 300,000 files): one final line, for a first snapshot only.
+ */
+export function progressReporter(
+  terminal = Boolean(process.stderr.isTTY),
+  write: (text: string) => void = (text) => process.stderr.write(text),
+): (p: SnapshotProgress) => void {
   let last = 0;
+  let finished = false;
   return (p) => {
-    if (!p.first && !(process.stderr.isTTY && p.elapsedMs > 1000)) return;
+    const done = p.hashed >= p.total;
+    if (finished || !(p.first || (terminal && p.elapsedMs > 1000))) return;
+    if (!terminal && !done) return;
     const now = Date.now();
-    if (now - last < 200 && p.hashed < p.total) return;
+    if (!done && now - last < 200) return;
     last = now;
-    const end = p.hashed >= p.total ? '\n' : '\r';
-    process.stderr.write(`hashing files: ${p.hashed}/${p.total}${end}`);
+    finished = done;
+    write(`hashing files: ${p.hashed}/${p.total}${done ? '\n' : '\r'}`);
   };
 }
 

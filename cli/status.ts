@@ -36,7 +36,7 @@ async function runStatus(argv: StatusArgs): Promise<void> {
     `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
     `secrets:     never stored: ${report.secretPatterns.join(' ') || 'nothing (ckpt.secretPatterns drops every pattern)'}`,
     `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
-    `workspace:   ${comparison(report)}`,
+    `dirty:       ${comparison(report)}`,
   ];
   if (report.baseline) {
     const b = report.baseline;

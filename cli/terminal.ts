@@ -5,20 +5,35 @@
  * on only when the output ends on a terminal. A pipe closed early (`| head`)
  * ends the command quietly.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { git } from '../lib/runner.js';
 import { setColor } from './format.js';
 
 export type ColorMode = 'auto' | 'always' | 'never';
 
-/** git's user configuration value, read-only, or undefined (no git, no value). */
-function gitConfig(key: string, cwd: string): string | undefined {
-  const r = spawnSync('git', ['config', '--get', key], {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_OPTIONAL_LOCKS: '0' },
-  });
-  const value = r.status === 0 ? r.stdout.trim() : '';
-  return value === '' ? undefined : value;
+/**
+ * A git config value for the pager and colour, or undefined (no value, no git,
+ * a config git cannot read). Read through the runner like every git call: the
+ * user's config, `git -c` settings and the repository at `cwd` (git's own
+ * discovery, as git's pager reads them); never the system config, and never a
+ * repository an inherited GIT_DIR names (we may run inside someone's git hook).
+ * @public (tests use it)
+ */
+export async function outputConfig(key: 'color.ui' | 'core.pager', cwd: string): Promise<string | undefined> {
+  try {
+    const r = await git({
+      verb: 'config',
+      args: ['--get', { literal: key }],
+      cwd,
+      userConfig: true,
+      commandLineConfig: true,
+      okCodes: [1],
+    });
+    const value = r.code === 0 ? r.stdout.toString('utf8').trim() : '';
+    return value === '' ? undefined : value;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Pure: git's order for the pager command; undefined or 'cat' means no pager. @public (tests use it) */
@@ -54,13 +69,18 @@ export function quietOnClosedPipe(): void {
  * by default or -p was given; never with --no-pager or off a terminal). Our
  * stdout then goes to the pager's stdin; `finishOutput` waits for it.
  */
-export function setUpOutput(options: { page: boolean; color?: ColorMode; cwd: string }): void {
+export async function setUpOutput(options: { page: boolean; color?: ColorMode; cwd: string }): Promise<void> {
   const terminal = Boolean(process.stdout.isTTY);
   const paging = options.page && terminal;
-  const colorUi = options.color === undefined && terminal && !process.env.NO_COLOR ? gitConfig('color.ui', options.cwd) : undefined;
+  const wantsColorUi = options.color === undefined && terminal && !process.env.NO_COLOR;
+  const wantsCorePager = paging && !process.env.GIT_PAGER;
+  const [colorUi, corePager] = await Promise.all([
+    wantsColorUi ? outputConfig('color.ui', options.cwd) : undefined,
+    wantsCorePager ? outputConfig('core.pager', options.cwd) : undefined,
+  ]);
   setColor(colorOn(options.color, colorUi, process.env, terminal));
   if (!paging) return;
-  const command = pagerCommand(process.env, process.env.GIT_PAGER ? undefined : gitConfig('core.pager', options.cwd));
+  const command = pagerCommand(process.env, corePager);
   if (!command) return;
   const env = { ...process.env, LESS: process.env.LESS ?? 'FRX', LV: process.env.LV ?? '-c' };
   const child = spawn('sh', ['-c', command], { stdio: ['pipe', 'inherit', 'inherit'], env });

@@ -1,11 +1,13 @@
 /**
  * Checkpoint addresses, resolved purely against the ledger's records:
- *   latest, latest~N     the newest checkpoint, and the Nth before it
+ *   latest, latest~N     the newest checkpoint, and the Nth before it; git's
+ *                        HEAD, HEAD~N, @ and @~N are the same (people type them)
  *   <hex prefix>         a unique prefix of 4 or more hex digits, or a full id
  *                        (of a current id, else of an id forget rewrote)
  *   turn:N[@SESSION]     the state just before turn N of a session (default:
  *                        the most recent session); SESSION is a unique prefix
  */
+import { shortId, shortSession } from './short-ids.js';
 import { CkptError } from './errors.js';
 import type { CheckpointRecord } from './ledger.js';
 
@@ -33,7 +35,7 @@ export function parseAddress(input: string): Address {
   }
   throw new CkptError(
     'bad-address',
-    `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N or turn:N[@session])`,
+    `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N, HEAD~N or turn:N[@session])`,
   );
 }
 
@@ -92,7 +94,7 @@ export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: nu
   const session = resolveSession(records, sessionPrefix);
   const inSession = records.filter((r) => r.session === session && r.turn !== null);
   const first = inSession.find((r) => r.turn! >= turn);
-  const label = `turn ${turn} of session ${session.slice(0, 12)}`;
+  const label = `turn ${turn} of session ${shortSession(session)}`;
   if (!first) {
     const last = inSession.at(-1)?.turn;
     throw new CkptError('bad-address', `no ${label}${last ? ` (its last turn is ${last})` : ''}`, NOT_FOUND);
@@ -130,7 +132,7 @@ export function resolveInView({ records, degraded }: Pick<LedgerView, 'records' 
   const record = resolveAddress(records, address);
   const missing = degraded[record.id];
   if (missing)
-    throw new CkptError('degraded', `checkpoint ${record.id.slice(0, 10)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
+    throw new CkptError('degraded', `checkpoint ${shortId(record.id)} is degraded: ${describeMissing(missing)} (see git ckpt fsck)`);
   return record;
 }
 
@@ -175,10 +177,10 @@ export function revertSelection(records: readonly CheckpointRecord[], what: stri
   if (picked.length === 0) {
     const which =
       to === Number.POSITIVE_INFINITY
-        ? `session ${session.slice(0, 12)}`
+        ? `session ${shortSession(session)}`
         : from === to
-          ? `turn ${from} of session ${session.slice(0, 12)}`
-          : `turns ${from}–${to} of session ${session.slice(0, 12)}`;
+          ? `turn ${from} of session ${shortSession(session)}`
+          : `turns ${from}–${to} of session ${shortSession(session)}`;
     throw new CkptError('nothing', `no tool call of ${which} changed a file: nothing to revert`, { notFound: true });
   }
   return picked.reverse();
@@ -202,7 +204,7 @@ export function revertTargets(
     if ((!parent && !target.parentTree) || view.degraded[target.parent] || view.degraded[target.id]) {
       throw new CkptError(
         'degraded',
-        `cannot revert ${target.id.slice(0, 10)}: ${view.degraded[target.id] ? 'it is degraded' : `its parent checkpoint ${target.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}`}, and revert needs it`,
+        `cannot revert ${shortId(target.id)}: ${view.degraded[target.id] ? 'it is degraded' : `its parent checkpoint ${shortId(target.parent)} ${parent ? 'is degraded' : 'was dropped by gc'}`}, and revert needs it`,
       );
     }
   }

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { CkptError } from './errors.js';
 import { firstPaths, formatBytes, plainStats, relativeAge, shortId, skippedLines } from './describe.js';
+import { shortSession } from './short-ids.js';
 import { userPath } from './paths.js';
 import type { OperationReport } from './restore.js';
 import type { Workspace } from './workspace.js';
@@ -48,8 +49,7 @@ const paths = z.array(workspacePath).max(1000);
 const stats = z.object({ added: z.number(), modified: z.number(), deleted: z.number() });
 const fileAction = z.object({ path: z.string(), action: z.string(), reason: z.string().optional() });
 
-/** Pure: at most `max` bytes of a diff, cut at a line end, with a line saying what was cut and how to see it. */
-/** @public (tests use it) */
+/** Pure: at most `max` bytes of a diff, cut at a line end, with a line saying what was cut and how to see it. @public (tests use it) */
 export function boundDiff(diff: string, max = DIFF_MAX_BYTES): { text: string; truncated: boolean; bytes: number } {
   const bytes = Buffer.byteLength(diff);
   if (bytes <= max) return { text: diff, truncated: false, bytes };
@@ -222,7 +222,7 @@ const checkpointList: AgentTool<{
       const key =
         e.session === null
           ? 'outside any agent session'
-          : `session ${e.session.slice(0, 12)}, turn ${e.turn ?? '-'}${e.prompt ? ` “${e.prompt}”` : ''}`;
+          : `session ${shortSession(e.session)}, turn ${e.turn ?? '-'}${e.prompt ? ` “${e.prompt}”` : ''}`;
       if (key !== group) lines.push(`── ${key}`);
       group = key;
       const who = [e.tool, e.kind, e.failed ? 'FAILED' : '', e.degraded ? 'DEGRADED (objects missing)' : ''].filter(Boolean).join(' ');

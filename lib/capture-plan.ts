@@ -58,11 +58,6 @@ export interface CapturePlan {
   sizes: Map<string, number>;
 }
 
-/** Pure: the directories above a slash-separated path, nearest to the root first (`a/b/c` gives `a`, `a/b`). */
-export function* parentDirs(p: string): Generator<string> {
-  for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) yield p.slice(0, i);
-}
-
 /** What planCapture needs of a matcher. */
 export type SecretMatcher = Pick<Ignore, 'ignores'>;
 

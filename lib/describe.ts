@@ -5,9 +5,21 @@
  */
 import type { CheckpointRecord } from './ledger.js';
 import { displayPath } from './paths.js';
+import { shortSession } from './short-ids.js';
 
-export function shortId(id: string): string {
-  return id.slice(0, 8);
+export { shortId } from './short-ids.js';
+
+/**
+ * Pure: text made one line of at most `max` characters (… marks a cut), for
+ * commit messages and trailers, log lines and input summaries alike. Every
+ * whitespace run that holds a line break, a tab or another non-space blank
+ * (with the spaces around it) becomes one space, so nothing can start a new
+ * line or a new trailer; runs of plain spaces are kept, so a one-line message
+ * comes back from its commit as it was typed (`fsck --rebuild-ledger`).
+ */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/ *[^\S ][\s]*/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 export function relativeAge(time: number, now = Date.now()): string {
@@ -44,7 +56,7 @@ export function formatBytes(bytes: number): string {
 /** session/turn/step as `s:abcd1234 t3 #2`, omitting what is unknown. */
 export function attribution(r: CheckpointRecord): string {
   const parts: string[] = [];
-  if (r.session) parts.push(`s:${r.session.length > 12 ? r.session.slice(0, 12) : r.session}`);
+  if (r.session) parts.push(`s:${shortSession(r.session)}`);
   if (r.turn !== null) parts.push(`t${r.turn}`);
   if (r.step !== null) parts.push(`#${r.step}`);
   return parts.join(' ');

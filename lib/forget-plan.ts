@@ -11,6 +11,7 @@
  *     removed, so git's order stays), object ids, commit texts and ledger
  *     records of the rewritten chain, which name their former ids.
  */
+import { shortId } from './short-ids.js';
 import { createHash } from 'node:crypto';
 import { CkptError } from './errors.js';
 import { PATHS_KEPT, type ChangedPath, type CheckpointRecord } from './ledger.js';
@@ -316,7 +317,7 @@ export class TreeRewriter {
 
   private items(oid: string): TreeItem[] {
     const items = this.trees.get(oid);
-    if (!items) throw new CkptError('internal', `tree ${oid.slice(0, 10)} was not read`);
+    if (!items) throw new CkptError('internal', `tree ${shortId(oid)} was not read`);
     return items;
   }
 

@@ -17,6 +17,7 @@
  * anywhere leaves the old chain whole (before 3) or the new one (after), and
  * running the same forget again finishes it.
  */
+import { shortId, shortSession } from './short-ids.js';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,7 +47,7 @@ import {
   type TreeItem,
 } from './forget-plan.js';
 import { replaceObjects } from './gc.js';
-import { readPackState, packStateFile } from './housekeeping.js';
+import { readPackState } from './housekeeping.js';
 import { journalBlobs, readJournal, type Journal } from './journal.js';
 import { assertWritableSchema, readLedger, type CheckpointRecord } from './ledger.js';
 import {
@@ -109,10 +110,6 @@ interface Marker {
   started: number;
   request: ForgetRequest;
   selection: ForgetSelection;
-}
-
-function short(id: string): string {
-  return id.slice(0, 10);
 }
 
 function sameRequest(a: ForgetRequest, b: ForgetRequest): boolean {
@@ -373,7 +370,7 @@ function refuseForJournal(
   if (!hit && path === undefined) return;
   const what =
     hit !== undefined
-      ? `checkpoint ${short(hit)}, which this forget would ${drop.has(hit) ? 'drop' : 'rewrite'}`
+      ? `checkpoint ${shortId(hit)}, which this forget would ${drop.has(hit) ? 'drop' : 'rewrite'}`
       : `the content of ${JSON.stringify(path).slice(0, 80)}, which this forget removes`;
   throw new CkptError(
     'pending',
@@ -389,7 +386,7 @@ function nothingMessage(selection: ForgetSelection): string {
     case 'before':
       return `no checkpoint is older than ${new Date(selection.time).toISOString()}; nothing to forget`;
     case 'session':
-      return `session ${selection.session.slice(0, 12)} has no checkpoints; nothing to forget`;
+      return `session ${shortSession(selection.session)} has no checkpoints; nothing to forget`;
     default:
       return 'nothing to forget';
   }
@@ -525,7 +522,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     if (broken.length)
       throw new CkptError(
         'degraded',
-        `forget --path needs every checkpoint whole, and ${broken.length} ${broken.length === 1 ? 'is' : 'are'} degraded (${short(broken[0]!.id)}${broken.length > 1 ? ', …' : ''}; see git ckpt fsck); forget those first: git ckpt forget ${broken.map((r) => short(r.id)).join(' ')}`,
+        `forget --path needs every checkpoint whole, and ${broken.length} ${broken.length === 1 ? 'is' : 'are'} degraded (${shortId(broken[0]!.id)}${broken.length > 1 ? ', …' : ''}; see git ckpt fsck); forget those first: git ckpt forget ${broken.map((r) => shortId(r.id)).join(' ')}`,
       );
     rewriter = new TreeRewriter(
       await readTrees(
@@ -549,7 +546,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     if (degraded[s.record.id])
       throw new CkptError(
         'degraded',
-        `forget would rewrite checkpoint ${short(s.record.id)}, which is degraded (see git ckpt fsck); forget it too: git ckpt forget ${short(s.record.id)}`,
+        `forget would rewrite checkpoint ${shortId(s.record.id)}, which is degraded (see git ckpt fsck); forget it too: git ckpt forget ${shortId(s.record.id)}`,
       );
   refuseForJournal(journal, drop, steps, test);
 
@@ -695,7 +692,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     });
     if (selection.kind === 'session') await forgetSessionState(paths.dir, selection.session);
     const packState = readPackState(paths);
-    writeFileAtomic(packStateFile(paths), JSON.stringify({ ...packState, looseEstimate: 0 }));
+    writeFileAtomic(paths.packState, JSON.stringify({ ...packState, looseEstimate: 0 }));
     rmSync(paths.forgetMarker, { force: true });
     fsyncFolder(paths.dir);
     report.bytesAfter = dirSize(paths.dir);

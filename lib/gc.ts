@@ -21,16 +21,7 @@
  * by hand leaves checkpoint objects alone.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import {
-  findDebris,
-  looseObjectPath,
-  looseObjects,
-  neededObjects,
-  packDir,
-  packNames,
-  recordObjects,
-  removeOrphanLoose,
-} from './objects.js';
+import { findDebris, looseObjectPath, looseObjects, neededObjects, packNames, recordObjects, removeOrphanLoose } from './objects.js';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { crashPoint } from './crash-point.js';
@@ -86,8 +77,8 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   const { paths, settings } = ctx;
   const now = options.now ?? Date.now();
   const debris = findDebris(paths, true, now);
-  const packsBefore = packNames(paths.gitDir).length;
-  const looseBefore = looseObjects(paths.gitDir).length;
+  const packsBefore = packNames(paths).length;
+  const looseBefore = looseObjects(paths).length;
   let { plan, journal } = planFor(paths, settings, now);
   // Space first, writing nothing: loose objects no record needs (a snapshot stopped by a full disk
   // leaves them), so that the new pack below has room even on a disk that was full. Only from a
@@ -128,7 +119,7 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   }
   report.dropped = [...dropped.values()];
   report.kept = plan.keep.length;
-  report.packsAfter = packNames(paths.gitDir).length;
+  report.packsAfter = packNames(paths).length;
   writeFileAtomic(paths.packState, JSON.stringify({ looseEstimate: 0, sinceGc: 0 }));
   return report;
 }
@@ -155,9 +146,9 @@ async function repack(
  * then every older pack and every loose object is deleted. Returns the new pack's name.
  */
 export async function replaceObjects(paths: StorePaths, list: string, commit: () => void): Promise<string> {
-  const before = packNames(paths.gitDir);
-  const loose = looseObjects(paths.gitDir).map((id) => looseObjectPath(paths.gitDir, id));
-  const dir = packDir(paths.gitDir);
+  const before = packNames(paths);
+  const loose = looseObjects(paths).map((id) => looseObjectPath(paths, id));
+  const dir = paths.packDir;
   // One pack with exactly what the kept checkpoints need, fsync'd before anything is removed.
   const { stdout } = await git({
     verb: 'pack-objects',

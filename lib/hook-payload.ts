@@ -1,6 +1,7 @@
 /**
  * Pure parsing of agent hook payloads. Each agent names the same facts
- * differently (see ../shared/reference/agent-hooks.md):
+ * differently (as each agent's hook documentation names them, and as their real
+ * CLIs send them in test/agents/):
  *
  *   agent    session                 turn            tool call     tool / input
  *   claude   session_id              prompt_id       tool_use_id   tool_name / tool_input
@@ -15,6 +16,7 @@
  * a payload that cannot be read yields an unattributed event with the reason.
  */
 
+import { oneLine } from './describe.js';
 import { redact } from './redact.js';
 
 const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
@@ -80,12 +82,6 @@ function pick(obj: Record<string, unknown>, ...keys: string[]): string | null {
   return null;
 }
 
-/** Pure: one line, at most `max` characters. */
-function oneLine(text: string, max = INPUT_MAX): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
 /** Tool arguments may come as an object or as a JSON string (Copilot's toolArgs, Cline's parameters). */
 function asObject(v: unknown): Record<string, unknown> | null {
   if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
@@ -131,13 +127,13 @@ export function summarizeInput(input: unknown): string | null {
   const obj = asObject(input);
   if (!obj) return null;
   const path = pick(obj, ...PATH_KEYS);
-  if (path) return oneLine(path);
+  if (path) return oneLine(path, INPUT_MAX);
   const command = pick(obj, ...COMMAND_KEYS, 'patch', 'input');
-  if (command) return summarizePatch(command) ?? oneLine(redact(command));
+  if (command) return summarizePatch(command) ?? oneLine(redact(command), INPUT_MAX);
   const other = pick(obj, ...DESCRIPTION_KEYS);
-  if (other) return oneLine(redact(other));
+  if (other) return oneLine(redact(other), INPUT_MAX);
   const keys = Object.keys(obj);
-  return keys.length ? oneLine(`(${keys.join(', ')})`) : null;
+  return keys.length ? oneLine(`(${keys.join(', ')})`, INPUT_MAX) : null;
 }
 
 /** Pure: a turn's title from its prompt: the first line that has text, redacted, at most 100 characters. */

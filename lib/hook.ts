@@ -13,7 +13,7 @@ import { hookMessage, kindForPhase, neutralOutput, parseHookPayload, promptTitle
 import { updateSessionState } from './sessions.js';
 import { snapshotLocked, type SnapshotResult } from './snapshot.js';
 import { numberEvent, titleRecorded, type Numbering } from './turns.js';
-import { storePaths, storeRoot, type StorePaths } from './store.js';
+import { rootHookLog, storePaths, storeRoot, type StorePaths } from './store.js';
 import { DEFAULT_SETTINGS, type Settings } from './settings.js';
 import { callFailure } from './transcript.js';
 import { noCheckpointYet, runningBaseline } from './baseline.js';
@@ -258,7 +258,7 @@ function turnTitle(settings: Pick<Settings, 'recordPrompts'>, event: HookEvent):
 async function numberOnly(ws: Workspace, store: StorePaths, event: HookEvent): Promise<Numbering | undefined> {
   if (event.session === null) return undefined;
   // Settings without the lock: from their cache once the shadow repository exists, else the defaults.
-  const settings = existsSync(path.join(store.gitDir, 'HEAD')) ? await ws.settings() : DEFAULT_SETTINGS;
+  const settings = existsSync(store.shadowHead) ? await ws.settings() : DEFAULT_SETTINGS;
   const title = turnTitle(settings, event);
   return updateSessionState(store.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
 }
@@ -305,7 +305,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   }
   traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, numbering, payload });
   if (logged.length) {
-    const fallback = path.join(safeStoreRoot(options.env) ?? tmpdir(), 'hook.log');
+    const fallback = rootHookLog(safeStoreRoot(options.env) ?? tmpdir());
     if (!(logFile && appendLog(logFile, logged)))
       appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
   }

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parentDirs } from './capture-plan.js';
+import { ancestorsOf } from './paths.js';
 import type { StoreContext } from './context.js';
 import { cliEntry } from './layout.js';
 import { readLedger, type ChangedPath } from './ledger.js';
@@ -33,7 +33,7 @@ export function maybeStartBackgroundGc(ctx: StoreContext): void {
   try {
     const { records } = readLedger(ctx.paths.ledger);
     let bytes = 0;
-    const dir = path.join(ctx.paths.gitDir, 'objects', 'pack');
+    const dir = ctx.paths.packDir;
     for (const name of readdirSync(dir)) bytes += statSync(path.join(dir, name)).size;
     const { settings } = ctx;
     const plan = planRetention({ records, now: Date.now(), policy: retentionPolicy(settings), storeBytes: bytes });
@@ -75,7 +75,7 @@ export function removeGitDebris(paths: StorePaths): void {
 /** Pure: how many trees a change rewrites (the root and every directory on a changed path). */
 export function changedDirectories(changes: ChangedPath[]): number {
   const dirs = new Set<string>(['']);
-  for (const { path: p } of changes) for (const dir of parentDirs(p)) dirs.add(dir);
+  for (const { path: p } of changes) for (const dir of ancestorsOf(p)) dirs.add(dir);
   return dirs.size;
 }
 
@@ -86,13 +86,9 @@ export interface PackState {
   sinceGc: number;
 }
 
-export function packStateFile(paths: StorePaths): string {
-  return paths.packState;
-}
-
 export function readPackState(paths: StorePaths): PackState {
   try {
-    const state = JSON.parse(readFileSync(packStateFile(paths), 'utf8')) as Partial<PackState>;
+    const state = JSON.parse(readFileSync(paths.packState, 'utf8')) as Partial<PackState>;
     if (Number.isFinite(state.looseEstimate))
       return { looseEstimate: state.looseEstimate!, sinceGc: Number.isFinite(state.sinceGc) ? state.sinceGc! : 0 };
   } catch {
@@ -106,9 +102,9 @@ export function readPackState(paths: StorePaths): PackState {
  * loose trees cost a disk block each, the same content packed costs a fraction.
  */
 export async function packLooseObjects(ctx: StoreContext, state: PackState, signal: AbortSignal): Promise<void> {
-  const ids = looseObjects(ctx.paths.gitDir);
+  const ids = looseObjects(ctx.paths);
   if (ids.length) {
-    const packDir = path.join(ctx.paths.gitDir, 'objects', 'pack');
+    const packDir = ctx.paths.packDir;
     mkdirSync(packDir, { recursive: true });
     await git({
       verb: 'pack-objects',
@@ -118,8 +114,8 @@ export async function packLooseObjects(ctx: StoreContext, state: PackState, sign
       input: `${ids.join('\n')}\n`,
       signal,
     });
-    keepAllPacks(ctx.paths.gitDir);
+    keepAllPacks(ctx.paths);
     await git({ verb: 'prune-packed', args: ['-q'], gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir, signal });
   }
-  writeFileAtomic(packStateFile(ctx.paths), JSON.stringify({ ...state, looseEstimate: 0 }));
+  writeFileAtomic(ctx.paths.packState, JSON.stringify({ ...state, looseEstimate: 0 }));
 }

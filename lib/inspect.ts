@@ -2,6 +2,7 @@
  * Inspection: git's diffs between checkpoint trees, and which tree a
  * checkpoint's own change is shown against. `diffArgs` and `showBase` are pure.
  */
+import { shortId } from './short-ids.js';
 import type { CheckpointRecord } from './ledger.js';
 import { EMPTY_TREE } from './objects.js';
 import type { DegradedMap } from './probe.js';
@@ -47,7 +48,7 @@ export function showBase(
     .find((r) => !degraded[r.id]);
   return {
     from: older?.tree ?? EMPTY_TREE,
-    base: { id: older?.id ?? null, reason: `its parent ${record.parent.slice(0, 10)} ${parent ? 'is degraded' : 'was dropped by gc'}` },
+    base: { id: older?.id ?? null, reason: `its parent ${shortId(record.parent)} ${parent ? 'is degraded' : 'was dropped by gc'}` },
   };
 }
 

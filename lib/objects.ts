@@ -27,14 +27,12 @@ export function listDir(dir: string): string[] {
   }
 }
 
-export function packDir(gitDir: string): string {
-  return path.join(gitDir, 'objects', 'pack');
-}
+type ObjectDirs = Pick<StorePaths, 'objectsDir' | 'packDir'>;
 
 /** Pack names (the hash part of pack-<hash>.pack) present now. */
-export function packNames(gitDir: string): string[] {
+export function packNames(paths: ObjectDirs): string[] {
   const names: string[] = [];
-  for (const f of listDir(packDir(gitDir))) {
+  for (const f of listDir(paths.packDir)) {
     const m = PACK_FILE.exec(f);
     if (m && m[2] === 'pack') names.push(m[1]!);
   }
@@ -42,17 +40,17 @@ export function packNames(gitDir: string): string[] {
 }
 
 /** Mark every complete pack `.keep`, so git's own repack and gc never rewrite or drop it. */
-export function keepAllPacks(gitDir: string): void {
-  const dir = packDir(gitDir);
+export function keepAllPacks(paths: ObjectDirs): void {
+  const dir = paths.packDir;
   const files = new Set(listDir(dir));
-  for (const name of packNames(gitDir)) {
+  for (const name of packNames(paths)) {
     if (files.has(`pack-${name}.idx`) && !files.has(`pack-${name}.keep`)) writeFileSync(path.join(dir, `pack-${name}.keep`), 'git-ckpt\n');
   }
 }
 
 /** Every loose object id (one readdir per fan-out folder). */
-export function looseObjects(gitDir: string): string[] {
-  const objects = path.join(gitDir, 'objects');
+export function looseObjects(paths: ObjectDirs): string[] {
+  const objects = paths.objectsDir;
   const ids: string[] = [];
   for (const dir of listDir(objects)) {
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
@@ -63,8 +61,8 @@ export function looseObjects(gitDir: string): string[] {
   return ids;
 }
 
-export function looseObjectPath(gitDir: string, id: string): string {
-  return path.join(gitDir, 'objects', id.slice(0, 2), id.slice(2));
+export function looseObjectPath(paths: ObjectDirs, id: string): string {
+  return path.join(paths.objectsDir, id.slice(0, 2), id.slice(2));
 }
 
 /**
@@ -74,8 +72,8 @@ export function looseObjectPath(gitDir: string, id: string): string {
  */
 export function findDebris(paths: StorePaths, storeFiles: boolean, now = Date.now()): string[] {
   const found: string[] = [];
-  const objects = path.join(paths.gitDir, 'objects');
-  const packs = packDir(paths.gitDir);
+  const objects = paths.objectsDir;
+  const packs = paths.packDir;
   for (const name of listDir(packs)) if (name.startsWith('tmp_') || name.startsWith('.tmp-')) found.push(path.join(packs, name));
   for (const name of listDir(objects)) {
     if (name.startsWith('tmp_objdir') || name.startsWith('incoming-')) found.push(path.join(objects, name));
@@ -155,14 +153,14 @@ export async function removeOrphanLoose(
   extraBlobs: readonly string[],
   dryRun = false,
 ): Promise<number> {
-  const loose = looseObjects(paths.gitDir);
+  const loose = looseObjects(paths);
   if (loose.length === 0) return 0;
   const needed = new Set((await neededObjects(paths, starts, extraBlobs)).split('\n').map((line) => line.split(' ', 1)[0]));
   const orphans = loose.filter((id) => !needed.has(id));
   if (dryRun || orphans.length === 0) return orphans.length;
   // Caches that may name a tree about to go (the index stamp's tree is in no checkpoint).
   for (const cache of OBJECT_CACHES) rmSync(paths[cache], { force: true });
-  for (const id of orphans) rmSync(looseObjectPath(paths.gitDir, id), { force: true });
+  for (const id of orphans) rmSync(looseObjectPath(paths, id), { force: true });
   return orphans.length;
 }
 
@@ -233,7 +231,8 @@ export async function listTree(
   return entries;
 }
 
-const ZERO_OID = /^0+$/;
+/** diff-tree's mode for the side of a change where the path does not exist (000000). */
+const ABSENT_MODE = /^0+$/;
 
 /** The paths that differ between two trees, with their entries on each side. */
 export async function treeChanges(repo: RepoAccess, from: string, to: string, signal?: AbortSignal): Promise<TreeChange[]> {
@@ -248,7 +247,7 @@ export async function treeChanges(repo: RepoAccess, from: string, to: string, si
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const [oldMode, newMode, oldOid, newOid] = parts[i]!.replace(/^:/, '').split(' ');
-    const entry = (mode: string, oid: string) => (ZERO_OID.test(mode) ? null : { mode, oid });
+    const entry = (mode: string, oid: string) => (ABSENT_MODE.test(mode) ? null : { mode, oid });
     changes.push({ path: parts[i + 1]!, before: entry(oldMode!, oldOid!), after: entry(newMode!, newOid!) });
   }
   return changes;

@@ -91,7 +91,7 @@ export function unsafePathReason(p: string): string | undefined {
   return undefined;
 }
 
-/** Pure: the directories above a path, nearest last: 'a/b/c' gives 'a', 'a/b'. */
+/** Pure: the directories above a slash-separated path, the root's child first: 'a/b/c' gives 'a', 'a/b'. */
 export function ancestorsOf(p: string): string[] {
   const out: string[] = [];
   let i = p.indexOf('/');

@@ -16,8 +16,8 @@ export type DegradedMap = Record<string, string>;
 
 /** Stat data that changes when objects come or go: the ledger, the pack folder, every fan-out folder. */
 function objectsStamp(paths: StorePaths): string {
-  const objects = path.join(paths.gitDir, 'objects');
-  const parts = [statStamp(paths.ledger), statStamp(path.join(objects, 'pack')), statStamp(objects)];
+  const objects = paths.objectsDir;
+  const parts = [statStamp(paths.ledger), statStamp(paths.packDir), statStamp(objects)];
   let fanout: string[] = [];
   try {
     fanout = readdirSync(objects).filter((n) => /^[0-9a-f]{2}$/.test(n));

@@ -27,6 +27,7 @@ import {
   type Want,
 } from './restore-plan.js';
 import { gitVersion, versionBelow } from './runner.js';
+import { shortId } from './short-ids.js';
 import {
   applyAndRecord,
   execute,
@@ -34,7 +35,6 @@ import {
   reconcileHere,
   refuseIfInterrupted,
   repoOf,
-  short,
   withLive,
   withPreview,
   type LiveState,
@@ -66,7 +66,7 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
   const selection = options.paths?.length ? options.paths : undefined;
   const targetEntries = await listTree(repoOf(ctx), target.id);
   if (selection) checkSelection(ctx.location.root, targetEntries, selection);
-  return withLive(ctx, dryRun, `guard before restore to ${short(target.id)}`, async (live, objectDir) => {
+  return withLive(ctx, dryRun, `guard before restore to ${shortId(target.id)}`, async (live, objectDir) => {
     const selected = (p: string) => isSelected(p, selection);
     const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
@@ -121,7 +121,6 @@ export async function revertLocked(
       changes: steps.map((step) => step.changes),
       conflicts,
       markers: options.conflict === 'markers',
-      short,
     });
     const report = await execute(ctx, { op: 'revert', target: newest.id, live, plan, reverted }, options);
     return withPreview(ctx, report, options, live, tree, objectDir);
@@ -129,7 +128,7 @@ export async function revertLocked(
   return withLive(
     ctx,
     dryRun,
-    `guard before revert of ${short(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
+    `guard before revert of ${shortId(newest.id)}${targets.length > 1 ? ` and ${targets.length - 1} more` : ''}`,
     work,
   );
 }
@@ -140,7 +139,7 @@ const THREE_WAY_GIT = '2.38';
 /** One checkpoint, reverted path by path: a path changed since is a conflict, skipped whole (git < 2.38). */
 async function revertWhole(ctx: StoreContext, target: CheckpointRecord, options: OperationOptions): Promise<OperationReport> {
   const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
-  return withLive(ctx, options.dryRun ?? false, `guard before revert of ${short(target.id)}`, (live) =>
+  return withLive(ctx, options.dryRun ?? false, `guard before revert of ${shortId(target.id)}`, (live) =>
     revertWholeLive(ctx, target, changes, live, options),
   );
 }
@@ -190,7 +189,7 @@ export async function undoLocked(
     throw new CkptError('nothing', `nothing to undo: no restore, revert or undo has been recorded${note}`);
   }
   const changes = await treeChanges(repoOf(ctx), last.op.guard, last.id);
-  return withLive(ctx, options.dryRun ?? false, `guard before undo of ${short(last.id)}`, async (live, objectDir) => {
+  return withLive(ctx, options.dryRun ?? false, `guard before undo of ${shortId(last.id)}`, async (live, objectDir) => {
     const report = await undoLive(ctx, last, changes, live, options);
     return withPreview(ctx, report, options, live, last.op!.guard, objectDir);
   });
@@ -347,7 +346,7 @@ export async function recoverLocked(
             kind: 'restore',
             target: journal.guard,
             guard: live.guard!,
-            message: `abort of the interrupted ${journal.op}: back to ${short(journal.guard)}`,
+            message: `abort of the interrupted ${journal.op}: back to ${shortId(journal.guard)}`,
             counts: {
               restore: todo.filter(([, , from]) => from !== null).length,
               recreate: 0,

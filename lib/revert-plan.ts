@@ -5,6 +5,7 @@
  * later edits stay, and each conflict with its line ranges or why it is whole.
  */
 import { sameEntry, withExtraFiles, type Plan, type PlannedFile, type TreeChange, type TreeEntry, type Want } from './restore-plan.js';
+import { shortId } from './short-ids.js';
 
 /** One conflicted path: its line ranges in the present file, or why it conflicts whole. */
 export interface RevertConflict {
@@ -37,9 +38,8 @@ export function labelRevertPlan(input: {
   changes: readonly (readonly TreeChange[])[];
   conflicts: readonly RevertConflict[];
   markers: boolean;
-  short: (id: string) => string;
 }): Plan {
-  const { merged, want, conflicts, short } = input;
+  const { merged, want, conflicts } = input;
   // What each path held before the oldest reverted change to it: a result equal to it is a clean revert.
   const original = new Map<string, TreeEntry | null>();
   for (const changes of input.changes) for (const c of changes) original.set(c.path, c.before);
@@ -51,8 +51,8 @@ export function labelRevertPlan(input: {
         ...f,
         reason:
           input.markers && !conflict.whole
-            ? `conflict markers written: ${conflictText(conflict, short)}`
-            : `conflict: ${conflictText(conflict, short)}; the other reverted changes to it were applied`,
+            ? `conflict markers written: ${conflictText(conflict)}`
+            : `conflict: ${conflictText(conflict)}; the other reverted changes to it were applied`,
       };
     if (f.action === 'skip' || f.action === 'unchanged') return f;
     const before = original.get(f.path);
@@ -61,7 +61,7 @@ export function labelRevertPlan(input: {
   });
   const kept = conflicts
     .filter((c) => !want.has(c.path))
-    .map((c): PlannedFile => ({ path: c.path, action: 'skip', reason: `conflict: ${conflictText(c, short)}; left as it is` }));
+    .map((c): PlannedFile => ({ path: c.path, action: 'skip', reason: `conflict: ${conflictText(c)}; left as it is` }));
   const settled = [...original.keys()]
     .filter((p) => !want.has(p) && !conflicted.has(p) && !conflicts.some((c) => p.startsWith(`${c.path}/`)))
     .map((p): PlannedFile => ({ path: p, action: 'unchanged' }));
@@ -69,10 +69,10 @@ export function labelRevertPlan(input: {
 }
 
 /** Pure: a conflict in words: its line ranges in the present file, or why it is whole. */
-function conflictText(c: RevertConflict, short: (id: string) => string): string {
-  if (c.whole) return `${c.whole} (reverting ${short(c.checkpoint)})`;
+function conflictText(c: RevertConflict): string {
+  if (c.whole) return `${c.whole} (reverting ${shortId(c.checkpoint)})`;
   const ranges = c.ranges.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
-  return `line${c.ranges.length === 1 && c.ranges[0]![0] === c.ranges[0]![1] ? '' : 's'} ${ranges} changed since (reverting ${short(c.checkpoint)})`;
+  return `line${c.ranges.length === 1 && c.ranges[0]![0] === c.ranges[0]![1] ? '' : 's'} ${ranges} changed since (reverting ${shortId(c.checkpoint)})`;
 }
 
 /** The first conflict per path (a range revert can meet one path in several steps). */

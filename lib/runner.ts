@@ -1,5 +1,10 @@
 /**
- * The one git runner. Every git process git-ckpt starts goes through `git()`:
+ * The one git runner. Every git process git-ckpt starts, in lib/ and in cli/
+ * (the pager and colour settings too), goes through `git()`. The only other
+ * processes lib/ starts are git-ckpt's own CLI, detached in the background
+ * (`housekeeping.ts`: gc; `baseline.ts`: the first snapshot), whose git calls
+ * come back here; cli/ also starts the user's pager (`terminal.ts`) and, for
+ * `git ckpt ui`, the browser (the `open` package). For every git call:
  * - only whitelisted verbs run; anything that could rewrite a work tree or a
  *   user's history (reset, clean, stash, checkout, push, gc …) throws before spawning;
  * - positional arguments are validated object ids (or `^id`), never free text,
@@ -7,7 +12,8 @@
  * - paths travel only after `--` or on stdin with -z, always as literal pathspecs;
  * - inherited GIT_* variables are dropped (we may run inside a user's git hook
  *   where GIT_DIR/GIT_INDEX_FILE point at their repository), system config is
- *   never read, prompts are off, and user config is read only when asked for.
+ *   never read, prompts are off, and user config is read only when asked for
+ *   (with it, on request, the `git -c` settings of `git -c … ckpt`).
  */
 import { spawn } from 'node:child_process';
 import { CkptError } from './errors.js';
@@ -70,8 +76,14 @@ export interface GitCall {
   input?: string | Buffer;
   /** `-c key=value` pairs placed before the verb; keys and values are code literals. */
   configOverrides?: Record<string, string>;
-  /** Read the user's global config (only for reading [ckpt] settings). */
+  /** Read the user's global config (for [ckpt] settings, and the pager and colour settings). */
   userConfig?: boolean;
+  /**
+   * Keep the settings of `git -c key=value ckpt …` (GIT_CONFIG_PARAMETERS, and
+   * GIT_CONFIG_COUNT with its GIT_CONFIG_KEY_n/VALUE_n): the person's own config
+   * for this one command. Only with userConfig; no other GIT_* variable is kept.
+   */
+  commandLineConfig?: boolean;
   /** Extra environment (author identity for commit-tree). Keys must not start with GIT_ unless listed. */
   env?: Record<string, string>;
   /** The environment to start from instead of the process's (a library caller's, with its HOME). */
@@ -149,11 +161,15 @@ export function buildArgv(call: GitCall): string[] {
   return argv;
 }
 
+/** What `git -c` and `git --config-env` hand a subcommand. */
+const COMMAND_LINE_CONFIG_RE = /^GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)$/;
+
 /** @public (tests use it) */
 export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
+  const keepCommandLine = call.userConfig === true && call.commandLineConfig === true;
   for (const [key, value] of Object.entries(call.baseEnv ?? process.env)) {
-    if (!key.startsWith('GIT_')) env[key] = value;
+    if (!key.startsWith('GIT_') || (keepCommandLine && COMMAND_LINE_CONFIG_RE.test(key))) env[key] = value;
   }
   env.GIT_CONFIG_NOSYSTEM = '1';
   env.GIT_TERMINAL_PROMPT = '0';

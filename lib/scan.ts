@@ -5,13 +5,13 @@
  */
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parentDirs, parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
+import { parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { gitCall, type StoreContext } from './context.js';
 import { diskKind, tryLstat } from './disk.js';
 import { pathMessages } from './git-messages.js';
 import type { SkippedPath } from './ledger.js';
 import type { WorkspaceLocation } from './locate.js';
-import { decodePathBytes, isUtf8Path, TMP_PREFIX } from './paths.js';
+import { ancestorsOf, decodePathBytes, isUtf8Path, TMP_PREFIX } from './paths.js';
 import { git, splitZ } from './runner.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
 
@@ -99,7 +99,7 @@ async function nestedRepos(ctx: StoreContext, changed: string[], signal: AbortSi
   const checked = new Map<string, boolean>();
   const roots = new Set<string>();
   for (const p of changed) {
-    for (const dir of parentDirs(p)) {
+    for (const dir of ancestorsOf(p)) {
       if (!isUtf8Path(dir)) break; // never captured: nothing below it is tracked
       let repo = checked.get(dir);
       if (repo === undefined) {
@@ -204,7 +204,7 @@ export function collectFacts(root: string, candidates: Iterable<string>): Map<st
   for (const p of candidates) {
     // Names that are not UTF-8 are never looked at: Node's fs would read another file (the planner skips them).
     if (p.endsWith('/') || !isUtf8Path(p)) continue;
-    if ([...parentDirs(p)].some(isLink)) {
+    if (ancestorsOf(p).some(isLink)) {
       facts.set(p, { kind: 'beyond-symlink', size: 0 });
       continue;
     }
@@ -225,7 +225,7 @@ export async function lateArrivals(ctx: StoreContext, dirs: string[], planned: S
   const late: string[] = [];
   for (const p of splitZ(stdout)) {
     if (planned.has(p)) continue;
-    for (const dir of parentDirs(p)) {
+    for (const dir of ancestorsOf(p)) {
       if (dirSet.has(dir)) {
         late.push(p);
         break;

@@ -146,7 +146,7 @@ export function settingsFromConfigList(listing: string): Settings {
 function configSources(paths: StorePaths, env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME ?? homedir();
   const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
-  return [path.join(xdg, 'git', 'config'), path.join(home, '.gitconfig'), path.join(paths.gitDir, 'config'), paths.config];
+  return [path.join(xdg, 'git', 'config'), path.join(home, '.gitconfig'), paths.shadowConfig, paths.config];
 }
 
 /**

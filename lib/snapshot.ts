@@ -20,7 +20,6 @@ import {
   changedDirectories,
   maybeStartBackgroundGc,
   packLooseObjects,
-  packStateFile,
   readPackState,
   reclaimAfterFullDisk,
   removeGitDebris,
@@ -370,7 +369,7 @@ async function afterCommit(
   signal: AbortSignal,
 ): Promise<void> {
   // Packs written by this snapshot's batches are marked .keep at once, so no git command ever drops them.
-  if (staged >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths.gitDir);
+  if (staged >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths);
   const packState = readPackState(ctx.paths);
   // New loose objects: blobs of small batches, one tree per directory on a changed path, the commit.
   packState.looseEstimate += (staged < PACK_BATCH_MIN ? staged : 0) + changedDirectories(changes) + 1;
@@ -380,9 +379,9 @@ async function afterCommit(
     maybeStartBackgroundGc(ctx);
   }
   if (packState.looseEstimate >= LOOSE_PACK_THRESHOLD) {
-    await packLooseObjects(ctx, packState, signal).catch(() => writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState)));
+    await packLooseObjects(ctx, packState, signal).catch(() => writeFileAtomic(ctx.paths.packState, JSON.stringify(packState)));
   } else {
-    writeFileAtomic(packStateFile(ctx.paths), JSON.stringify(packState));
+    writeFileAtomic(ctx.paths.packState, JSON.stringify(packState));
   }
 }
 

@@ -1,14 +1,24 @@
 /**
- * The store: one folder per workspace under the store root, holding the shadow
- * GIT_DIR, the shadow index, the ledger, the lock and the workspace's path.
+ * The store: one folder per workspace under the store root. Every file in it is
+ * a field of `StorePaths` below (docs/design.md's Storage section lists them
+ * with what each holds):
  *
+ *   <root>/hook.log           a hook's notes when its workspace's store cannot take them
  *   <root>/<name>-<hash16>/
- *     git/            shadow GIT_DIR (bare layout, work tree passed per call)
- *     index           persistent shadow index: the stat cache that makes snapshots cheap
- *     ledger.jsonl    one JSON record per checkpoint
- *     workspace       the workspace's real path (collision and move detection)
- *     config          optional [ckpt] settings for this workspace only
- *     lock            cross-process lock
+ *     git/                    shadow GIT_DIR (bare layout, work tree passed per call):
+ *                             HEAD, config, objects/, objects/pack/, info/exclude, info/attributes
+ *     index, index.stamp      the shadow index (the stat cache) and its stamp
+ *     ledger.jsonl            one JSON record per checkpoint
+ *     workspace               the workspace's real path (collision and move detection)
+ *     config                  optional [ckpt] settings for this workspace only
+ *     lock                    cross-process lock
+ *     journal.json            a restore, revert or undo in progress
+ *     sessions.json, .lock    per-session counters, and their own lock
+ *     pack-state.json         loose-object estimate, checkpoints since gc
+ *     probe.json, settings.cache, gitlinks.json   caches keyed by stat data
+ *     baseline.json           a background first snapshot while it runs
+ *     hook.log, hook.skips    what hooks could not do, the last "not captured" note
+ *     forgotten, forget.json  patterns forget removed for good, a forget in progress
  */
 import { createHash } from 'node:crypto';
 import {
@@ -34,7 +44,7 @@ import path from 'node:path';
 import { CkptError } from './errors.js';
 import { assertGitVersion, git } from './runner.js';
 
-/** Every file of a workspace's store, named here and nowhere else (README's Storage section mirrors it). */
+/** Every file of a workspace's store, named here and nowhere else (docs/design.md's Storage section mirrors it). */
 export interface StorePaths {
   dir: string;
   /** The shadow GIT_DIR. */
@@ -71,6 +81,12 @@ export interface StorePaths {
   forgotten: string;
   /** A forget in progress (its request): a rerun finishes it. */
   forgetMarker: string;
+  /** Inside the shadow GIT_DIR: its HEAD (there once the repository is made), its config (includes `config`). */
+  shadowHead: string;
+  shadowConfig: string;
+  /** Inside the shadow GIT_DIR: the object store and its pack folder. */
+  objectsDir: string;
+  packDir: string;
   /** Generated from .git/info/exclude and .ckptignore. */
   excludeFile: string;
   attributesFile: string;
@@ -150,6 +166,13 @@ function storeName(workspaceRoot: string): string {
   return `${readable}-${hash}`;
 }
 
+const HOOK_LOG = 'hook.log';
+
+/** The store root's own hook log: what a hook could not write into its workspace's store (none yet, or unwritable). */
+export function rootHookLog(root: string): string {
+  return path.join(root, HOOK_LOG);
+}
+
 export function storePaths(dir: string): StorePaths {
   const gitDir = path.join(dir, 'git');
   return {
@@ -169,10 +192,14 @@ export function storePaths(dir: string): StorePaths {
     settingsCache: path.join(dir, 'settings.cache'),
     gitlinks: path.join(dir, 'gitlinks.json'),
     baseline: path.join(dir, 'baseline.json'),
-    hookLog: path.join(dir, 'hook.log'),
+    hookLog: path.join(dir, HOOK_LOG),
     hookSkips: path.join(dir, 'hook.skips'),
     forgotten: path.join(dir, 'forgotten'),
     forgetMarker: path.join(dir, 'forget.json'),
+    shadowHead: path.join(gitDir, 'HEAD'),
+    shadowConfig: path.join(gitDir, 'config'),
+    objectsDir: path.join(gitDir, 'objects'),
+    packDir: path.join(gitDir, 'objects', 'pack'),
     excludeFile: path.join(gitDir, 'info', 'exclude'),
     attributesFile: path.join(gitDir, 'info', 'attributes'),
   };
@@ -350,7 +377,7 @@ function shadowConfigText(): string {
 const SHADOW_ATTRIBUTES = '* -text -eol -ident -filter -working-tree-encoding\n';
 
 export async function initShadowRepo(paths: StorePaths): Promise<void> {
-  if (existsSync(path.join(paths.gitDir, 'HEAD'))) return;
+  if (existsSync(paths.shadowHead)) return;
   // A new store is the one moment git's version is checked: every later command relies on it.
   await assertGitVersion();
   // Build in a temporary folder and rename, so a crash never leaves a half-made repository.
@@ -367,7 +394,7 @@ export async function initShadowRepo(paths: StorePaths): Promise<void> {
   } catch (err) {
     // Another process made it first (callers hold the workspace lock, but an older git-ckpt may not).
     rmSync(tmp, { recursive: true, force: true });
-    if (!existsSync(path.join(paths.gitDir, 'HEAD'))) throw err;
+    if (!existsSync(paths.shadowHead)) throw err;
   }
 }
 

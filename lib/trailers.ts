@@ -8,13 +8,13 @@
  */
 import { LEDGER_SCHEMA, OPERATION_KINDS, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
 import { isObjectId } from './runner.js';
+import { oneLine } from './describe.js';
 
 export const CHECKPOINT_AUTHOR = { name: 'git-ckpt', email: 'git-ckpt@localhost.invalid' };
 
-function oneLine(value: string, max = 200): string {
-  const flat = value.replace(/[\r\n\t]+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
+/** Trailer values are one line (see oneLine); ids and names at most this long, texts at most TEXT_MAX. */
+const VALUE_MAX = 200;
+const TEXT_MAX = 500;
 
 /** Text fields kept as trailers, with their trailer names. */
 const TEXT_TRAILERS = [
@@ -33,21 +33,23 @@ type RecordMeta = Omit<CheckpointRecord, 'id' | 'tree' | 'parent' | 'v'>;
 /** Pure: the commit message, with the metadata as trailers. */
 export function commitMessage(record: RecordMeta): string {
   const trailers: string[] = [`Ckpt-Kind: ${record.kind}`, `Ckpt-Time: ${record.time}`];
-  if (record.session !== null) trailers.push(`Ckpt-Session: ${oneLine(record.session)}`);
+  if (record.session !== null) trailers.push(`Ckpt-Session: ${oneLine(record.session, VALUE_MAX)}`);
   if (record.turn !== null) trailers.push(`Ckpt-Turn: ${record.turn}`);
   if (record.step !== null) trailers.push(`Ckpt-Step: ${record.step}`);
-  if (record.tool !== null) trailers.push(`Ckpt-Tool: ${oneLine(record.tool)}`);
+  if (record.tool !== null) trailers.push(`Ckpt-Tool: ${oneLine(record.tool, VALUE_MAX)}`);
   trailers.push(`Ckpt-Stats: +${record.stats.added} ~${record.stats.modified} -${record.stats.deleted}`);
   if (record.op) trailers.push(`Ckpt-Target: ${record.op.target}`, `Ckpt-Guard: ${record.op.guard}`);
   for (const [name, field] of TEXT_TRAILERS) {
     const value = record[field];
-    if (value) trailers.push(`Ckpt-${name}: ${oneLine(value, 500)}`);
+    if (value) trailers.push(`Ckpt-${name}: ${oneLine(value, TEXT_MAX)}`);
   }
   if (record.failed) trailers.push('Ckpt-Failed: true');
   if (record.subagent)
-    trailers.push(`Ckpt-Subagent: ${oneLine(record.subagent.id)}${record.subagent.type ? ` ${oneLine(record.subagent.type)}` : ''}`);
+    trailers.push(
+      `Ckpt-Subagent: ${oneLine(record.subagent.id, VALUE_MAX)}${record.subagent.type ? ` ${oneLine(record.subagent.type, VALUE_MAX)}` : ''}`,
+    );
   if (record.formerIds?.length) trailers.push(`Ckpt-Former-Ids: ${record.formerIds.join(' ')}`);
-  return `${oneLine(record.message || `${record.kind} checkpoint`, 500)}\n\n${trailers.join('\n')}\n`;
+  return `${oneLine(record.message || `${record.kind} checkpoint`, TEXT_MAX)}\n\n${trailers.join('\n')}\n`;
 }
 
 /** Pure: a ledger record from a checkpoint commit's raw text, or undefined when it is not one of ours. */

@@ -42,6 +42,7 @@ import {
   type Want,
 } from './restore-plan.js';
 import { snapshotLocked, withScratchCapture } from './snapshot.js';
+import { shortId } from './short-ids.js';
 import { storeRootsInside } from './store.js';
 
 export interface OperationOptions {
@@ -98,10 +99,6 @@ export interface LiveState {
 
 export function repoOf(ctx: StoreContext): RepoAccess {
   return { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
-}
-
-export function short(id: string): string {
-  return id.slice(0, 10);
 }
 
 export function refuseIfInterrupted(ctx: StoreContext): void {
@@ -208,8 +205,8 @@ export function recordAsOperation(journal: Journal): RecordAs {
     target: journal.target,
     guard: journal.guard,
     message: journal.reverted
-      ? `revert of ${journal.reverted.length} checkpoints, ${short(journal.reverted.at(-1)!)}..${short(journal.reverted[0]!)}`
-      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${short(journal.target)}`,
+      ? `revert of ${journal.reverted.length} checkpoints, ${shortId(journal.reverted.at(-1)!)}..${shortId(journal.reverted[0]!)}`
+      : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${shortId(journal.target)}`,
     counts: journal.counts,
     leftovers: journal.leftovers,
     flags: {},

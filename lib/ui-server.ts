@@ -19,6 +19,7 @@ import { asCkptError, type ErrorCode } from './errors.js';
 import { packageRoot } from './layout.js';
 import { userPath } from './paths.js';
 import { listStores, storeWorkspace } from './stores.js';
+import { storePaths } from './store.js';
 import { Workspace } from './workspace.js';
 import { checkpointView } from './views.js';
 
@@ -377,7 +378,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   /** Server-sent events: `ledger` whenever the workspace's ledger changes (a stat every half second). */
   const events = (q: URLSearchParams, req: http.IncomingMessage, res: http.ServerResponse) => {
     const ws = workspaceOf(q.get('ws'));
-    const ledger = path.join(ws.storeDirPath(), 'ledger.jsonl');
+    const ledger = storePaths(ws.storeDirPath()).ledger;
     res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     const stamp = () => {
       try {

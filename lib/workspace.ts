@@ -3,8 +3,8 @@
  * diff its checkpoints, and report its status. An agent harness can embed this
  * in-process; the CLI is a thin layer over it.
  */
+import { shortId } from './short-ids.js';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { describeMissing, resolveInView, resolveSession, revertTargets, type LedgerView, type RevertSelection } from './address.js';
 import type { FsckReport, RebuildReport } from './fsck.js';
 import type { GcOptions, GcReport } from './gc.js';
@@ -155,8 +155,7 @@ export class Workspace {
     if (this.settingsCache) return this.settingsCache;
     const paths = this.ensureStore();
     // A store is created only through the lock door: parallel first hooks must not race to make it.
-    if (!existsSync(path.join(paths.gitDir, 'HEAD')))
-      return this.exclusive(async (_paths, settings) => settings, undefined, options.lockTimeoutMs);
+    if (!existsSync(paths.shadowHead)) return this.exclusive(async (_paths, settings) => settings, undefined, options.lockTimeoutMs);
     this.settingsCache = await readSettings(paths, this.env);
     return this.settingsCache;
   }
@@ -186,7 +185,7 @@ export class Workspace {
     return serialize(paths.dir, async () => {
       // Settings name the lock timeout, so read them first when the shadow repository exists;
       // a new one is made under the lock.
-      if (!this.settingsCache && existsSync(path.join(paths.gitDir, 'HEAD'))) await this.settings();
+      if (!this.settingsCache && existsSync(paths.shadowHead)) await this.settings();
       const lockTimeout = lockTimeoutMs ?? this.settingsCache?.lockTimeoutMs ?? DEFAULT_SETTINGS.lockTimeoutMs;
       return withLock(
         paths.lock,
@@ -226,7 +225,7 @@ export class Workspace {
     } catch (err) {
       const paths = this.storePaths;
       const lockFailed = isCkptError(err, 'io') && err.data.lockFailed === true && storeUnwritable(err);
-      if (!paths || !existsSync(path.join(paths.gitDir, 'HEAD')) || !lockFailed) throw err;
+      if (!paths || !existsSync(paths.shadowHead) || !lockFailed) throw err;
       try {
         return await fn(paths, this.settingsCache ?? (await readSettings(paths, this.env)), true);
       } catch (inner) {
@@ -327,7 +326,7 @@ export class Workspace {
       const last = restore.lastOperation(records);
       for (const id of last?.op ? [last.id, last.op.guard] : []) {
         if (degraded[id])
-          throw new CkptError('degraded', `cannot undo: checkpoint ${id.slice(0, 10)} is degraded (${describeMissing(degraded[id])})`);
+          throw new CkptError('degraded', `cannot undo: checkpoint ${shortId(id)} is degraded (${describeMissing(degraded[id])})`);
       }
       return restore.undoLocked(this.context(paths, settings), records, options, warnings.length);
     });

@@ -883,3 +883,24 @@ test('the first snapshot runs in the background: a session start begins it, hook
   t.like(post, { phase: 'post', turn: 1, step: 1, call: 'c1' }, 'turns and steps were counted while the first snapshot ran');
   t.deepEqual(post.paths, [{ path: 'after.txt', status: 'A' }]);
 });
+
+test('a failed call the agent gave no error text for: log prints ✗ failed once, not ✗ failed: failed', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'before\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'a.txt', 'after\n');
+  const post = {
+    session_id: 'sess-fail',
+    hook_event_name: 'PostToolUseFailure',
+    cwd: box.ws,
+    tool_name: 'Bash',
+    tool_input: { command: 'false' },
+    tool_use_id: 'tf',
+  };
+  t.is((await hook(box, 'claude', 'post', post)).code, 0);
+  const [record] = ledgerLines(box).filter((r) => r.agent);
+  t.like(record, { failed: true, error: 'failed' });
+  const log = (await ckpt(box, ['log'])).stdout;
+  t.is(log.match(/✗ failed/g)?.length, 1, log);
+  t.notRegex(log, /failed: failed/);
+});

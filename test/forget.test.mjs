@@ -543,7 +543,7 @@ test('a pending journal (an interrupted restore) whose checkpoints or paths forg
     t.is(r.code, 1, args.join(' '));
     t.regex(
       r.stderr,
-      /^git-ckpt: forget refused: an interrupted restore \(journal feedbeef\) still needs (checkpoint [0-9a-f]{10}, which this forget would (drop|rewrite)|the content of "a\.txt", which this forget removes); finish it first with git ckpt restore --continue, or roll it back with git ckpt restore --abort\n$/,
+      /^git-ckpt: forget refused: an interrupted restore \(journal feedbeef\) still needs (checkpoint [0-9a-f]{8}, which this forget would (drop|rewrite)|the content of "a\.txt", which this forget removes); finish it first with git ckpt restore --continue, or roll it back with git ckpt restore --abort\n$/,
       args.join(' '),
     );
     t.is(everything(box), state, `${args.join(' ')} changed nothing`);
@@ -681,7 +681,7 @@ test('a degraded checkpoint (its commit gone) can be forgotten; --path waits unt
   t.is(refused.code, 1);
   t.is(
     refused.stderr,
-    `git-ckpt: forget --path needs every checkpoint whole, and 1 is degraded (${b.id.slice(0, 10)}; see git ckpt fsck); forget those first: git ckpt forget ${b.id.slice(0, 10)}\n`,
+    `git-ckpt: forget --path needs every checkpoint whole, and 1 is degraded (${b.id.slice(0, 8)}; see git ckpt fsck); forget those first: git ckpt forget ${b.id.slice(0, 8)}\n`,
   );
   const report = await ckptJson(box, ['forget', b.id.slice(0, 10)]);
   t.deepEqual(

@@ -83,6 +83,7 @@ test('the man page is generated from the same definitions as --help, with every 
   for (const text of [
     'turn:N[@SESSION]',
     'latest~N',
+    'HEAD~N',
     'EXIT STATUS',
     'ckpt.maxFileBytes',
     'ckpt.recordPrompts',
@@ -161,6 +162,26 @@ test('colour only on a terminal: --color=always|never, NO_COLOR, never on a pipe
   const demo = spawnSync('bash', [path.join(ROOT, 'bench', 'demo.sh')], { env: box.env, encoding: 'utf8' });
   t.is(demo.status, 0, demo.stderr);
   t.notRegex(demo.stdout, esc, 'the demo writes no escape codes to a pipe');
+});
+
+test('the pager and colour settings ignore an inherited GIT_DIR (a git hook’s), and keep git -c', async (t) => {
+  const box = sandbox();
+  await withHistory(box);
+  const esc = /\x1b\[/;
+  const paged = path.join(box.base, 'paged.txt');
+  // Another repository, as GIT_DIR names it inside someone's git hook: its config must not be read.
+  const other = path.join(box.base, 'other');
+  mkdirSync(other);
+  sh(box, `git init -q '${other}' && git -C '${other}' config color.ui never && git -C '${other}' config core.pager "cat > '${paged}'"`);
+  const env = { ...binDir(box), GIT_DIR: path.join(other, '.git'), PAGER: 'cat' };
+  const r = inTerminal(box, 'git-ckpt log', env);
+  t.is(r.status, 0, r.stdout);
+  t.regex(r.stdout, esc, 'colour: the other repository’s color.ui = never is not read');
+  t.regex(r.stdout, /step 2/, 'the log went to the terminal, not through the other repository’s core.pager');
+  t.false(existsSync(paged));
+  const viaGit = inTerminal(box, 'git -c color.ui=never ckpt --no-pager log', binDir(box));
+  t.is(viaGit.status, 0, viaGit.stdout);
+  t.notRegex(viaGit.stdout, esc, 'git -c color.ui=never ckpt is honoured');
 });
 
 test('under --json an error is one JSON object on stderr, with the same exit code', async (t) => {

@@ -52,7 +52,7 @@ export function sandbox({ git = true, name = 'ws' } = {}) {
 /**
  * The developer's environment minus what would make a test depend on it: no GIT_*
  * (we may run inside a git hook), no system git config, and the C locale, so the
- * messages git, yargs and the CLI print are the English ones the tests match
+ * messages git, commander and the CLI print are the English ones the tests match
  * whatever the developer's LANG (agent-events.test.mjs runs the exit-code
  * contract under de_DE and fr_FR on purpose, through `extra`).
  */

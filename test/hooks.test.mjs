@@ -50,7 +50,7 @@ function hookLog(box) {
   return existsSync(file) ? readFileSync(file, 'utf8') : '';
 }
 
-// Payloads as the reference notes give them (../shared/reference/agent-hooks.md).
+// Payloads as each agent's hook documentation gives them (the real CLIs send theirs in test/agents/).
 const AGENT_CASES = {
   claude: {
     stdout: '',
@@ -564,7 +564,7 @@ test('log --session (prefix) and --turn filter; show names agent, call and input
     ['three.txt', 'two.txt'],
   );
   const human = await ckpt(box, ['log']);
-  t.regex(human.stdout, /── session sess-42-abcdef \(claude\) · turn 2 \(before it: turn:2@sess-42-\) ──/);
+  t.regex(human.stdout, /── session sess-42-abcde… \(claude\) · turn 2 \(before it: turn:2@sess-42-abcde\) ──/);
   const show = await ckpt(box, ['show', 'latest']);
   t.regex(show.stdout, /Agent: {3}claude \(post\) {2}Call: t3/);
   t.regex(show.stdout, /Input: {3}three\.txt/);

@@ -144,7 +144,8 @@ test('status: workspace, store, counts, sessions, disk use, latest and whether t
   t.true((await ckptJson(box, ['status'])).dirty);
   const human = await ckpt(box, ['status']);
   t.regex(human.stdout, /checkpoints: 5 in 2 sessions/);
-  t.regex(human.stdout, /changed since the latest checkpoint/);
+  t.regex(human.stdout, /^dirty: +changed since the latest checkpoint$/m);
+  t.is(human.stdout.match(/^workspace:/gm).length, 1, 'one line is labelled workspace: (the path)');
   const empty = sandbox();
   const none = await ckptJson(empty, ['status']);
   t.is(none.checkpoints, 0);
@@ -163,7 +164,7 @@ test('status says "not compared" while the first snapshot runs or a restore is i
   const during = await ckptJson(box, ['status']);
   t.is(during.dirty, null);
   t.is(during.notCompared, 'the first snapshot is still being taken in the background');
-  t.regex((await ckpt(box, ['status'])).stdout, /^workspace: +not compared with the latest checkpoint \(the first snapshot/m);
+  t.regex((await ckpt(box, ['status'])).stdout, /^dirty: +not compared with the latest checkpoint \(the first snapshot/m);
   release();
   rmSync(path.join(store, 'baseline.json'));
   // A journal left by an interrupted restore (here an unreadable one).

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write, entryExists } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write, entryExists } from './helpers.mjs';
 
 test('files over maxFileBytes are not stored, and the skip is reported and recorded', async (t) => {
   const box = sandbox();
@@ -160,14 +160,32 @@ test('a budget smaller than the scan alone: every run still hashes a batch, so r
   t.is(lsTree(box, result.id).size, 1500);
 });
 
-test('init takes the first snapshot with no time budget and shows progress on stderr', async (t) => {
+test('init takes the first snapshot with no time budget; into a pipe its progress is one final line, no \\r redraws', async (t) => {
   const box = sandbox();
   sh(box, ['config', '--global', 'ckpt.timeBudget', '1ms']);
   for (let i = 0; i < 300; i++) write(box, `f${i}.txt`, `${i}\n`);
   const r = await ckpt(box, ['init']);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stderr, /hashing files: 300\/300/);
+  t.is(r.stderr, 'hashing files: 300/300\n', 'stderr is a pipe here: no \\r, one line');
   t.regex(r.stdout, /^checkpoint [0-9a-f]{8}/);
+  // The reporter itself: redraws only on a terminal; a later snapshot into a pipe says nothing.
+  const { progressReporter } = await import(path.join(ROOT, 'dist', 'cli', 'snapshot.js'));
+  const run = (terminal, first, elapsedMs) => {
+    let out = '';
+    const report = progressReporter(terminal, (text) => {
+      out += text;
+    });
+    for (const hashed of [1, 150, 300, 300]) report({ hashed, total: 300, elapsedMs, first });
+    return out;
+  };
+  t.is(run(false, true, 5000), 'hashing files: 300/300\n');
+  t.is(run(false, false, 5000), '');
+  t.is(
+    run(true, true, 0),
+    'hashing files: 1/300\rhashing files: 300/300\n',
+    'on a terminal: redrawn, at most every 200 ms, one final line',
+  );
+  t.is(run(true, false, 0), '', 'a quick later snapshot shows nothing');
 });
 
 test('files that appear under a folded directory pathspec after the scan are held to the same limits', async (t) => {

@@ -37,7 +37,7 @@ const rec = (id, extra = {}) => ({
   ...extra,
 });
 
-test('addresses: latest, latest~N, unique prefixes, ambiguity and refusals', (t) => {
+test('addresses: latest, latest~N (and git’s HEAD, HEAD~N, @, @~N), unique prefixes, ambiguity and refusals', (t) => {
   const records = [rec('aaaa1111'.padEnd(40, '0')), rec('aaaa2222'.padEnd(40, '0')), rec('bbbb3333'.padEnd(40, '0'))];
   t.is(lib.resolveAddress(records, 'latest').id, records[2].id);
   t.is(lib.resolveAddress(records, 'latest~2').id, records[0].id);
@@ -49,6 +49,13 @@ test('addresses: latest, latest~N, unique prefixes, ambiguity and refusals', (t)
   t.throws(() => lib.resolveAddress(records, 'cccc'), { message: 'unknown checkpoint: cccc' });
   t.throws(() => lib.resolveAddress([], 'latest'), { message: /no checkpoints yet/ });
   t.deepEqual(lib.parseAddress('latest~12'), { kind: 'latest', back: 12 });
+  // git's spellings of latest, as README and the man page say.
+  t.is(lib.resolveAddress(records, 'HEAD').id, records[2].id);
+  t.is(lib.resolveAddress(records, 'HEAD~1').id, records[1].id);
+  t.is(lib.resolveAddress(records, '@').id, records[2].id);
+  t.is(lib.resolveAddress(records, '@~2').id, records[0].id);
+  t.throws(() => lib.resolveAddress(records, 'HEAD~3'), { message: /HEAD~3: only 3 checkpoints exist/ });
+  t.throws(() => lib.parseAddress('HEAD^'), { message: /expected a hex id prefix, latest, latest~N, HEAD~N/ });
   t.throws(() => lib.parseAddress('latest~-1'));
   t.throws(() => lib.parseAddress('main'));
 });
@@ -180,6 +187,18 @@ test('commit messages carry one-line trailers whatever the metadata holds', (t) 
   t.regex(msg, /^line1 line2\n\n/);
   t.regex(msg, /^Ckpt-Session: evil Ckpt-Kind: guard$/m);
   t.is(msg.match(/^Ckpt-Kind:/gm).length, 1);
+});
+
+test('one line rule for messages, trailers and summaries: breaks and tabs become one space, typed spaces stay, cuts end in …', async (t) => {
+  const { oneLine } = await import(path.join(ROOT, 'dist', 'lib', 'describe.js'));
+  t.is(oneLine('npm  test', 50), 'npm  test', 'runs of plain spaces are kept: a message comes back from its commit as typed');
+  t.is(oneLine('  a \n   b\r\n\tc  ', 50), 'a b c');
+  t.is(oneLine('a\u2028b\vc\fd', 50), 'a b c d', 'no blank that some reader takes for a line break survives');
+  t.is(oneLine('abcdef', 4), 'abc…');
+  const { shortId, shortSession, SHORT_ID_LENGTH, SHORT_SESSION_LENGTH } = await import(path.join(ROOT, 'dist', 'lib', 'short-ids.js'));
+  t.is(shortId('a'.repeat(40)).length, SHORT_ID_LENGTH);
+  t.is(shortSession('3f2a9c1b-7d4e-4c1a-9b2e-0123456789ab'), '3f2a9c1b-7d4e');
+  t.is(SHORT_SESSION_LENGTH, 13);
 });
 
 test('index refresh: once a little after files were staged, then at most every 30 s', async (t) => {

@@ -176,7 +176,7 @@ test('overlapping edits conflict with their line ranges: kept as they are by def
   t.is(kept.code, 1, 'a partial revert exits 1');
   const report = JSON.parse(kept.stdout);
   t.deepEqual(report.files, [
-    { path: 'f.txt', action: 'skip', reason: `conflict: line 5 changed since (reverting ${agent.id.slice(0, 10)}); left as it is` },
+    { path: 'f.txt', action: 'skip', reason: `conflict: line 5 changed since (reverting ${agent.id.slice(0, 8)}); left as it is` },
   ]);
   t.is(file(box, 'f.txt'), now, 'the conflicting file is left as it is');
 

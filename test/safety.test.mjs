@@ -380,7 +380,7 @@ test('the runner refuses verbs off the whitelist, and non-id positionals, before
   t.deepEqual(runner.buildArgv({ verb: 'diff-tree', args: [{ oid: 'a'.repeat(40) }], paths: ['-x', '*'] }).slice(-3), ['--', '-x', '*']);
 });
 
-test('the runner strips inherited GIT_* variables and never reads system config', (t) => {
+test('the runner strips inherited GIT_* variables (git -c settings kept only for the output settings) and never reads system config', (t) => {
   const saved = { ...process.env };
   process.env.GIT_DIR = '/user/repo/.git';
   process.env.GIT_INDEX_FILE = '/user/repo/.git/index';
@@ -395,6 +395,12 @@ test('the runner strips inherited GIT_* variables and never reads system config'
     t.is(env.GIT_CONFIG_GLOBAL, '/dev/null');
     t.is(runner.buildEnv({ verb: 'config', userConfig: true }).GIT_CONFIG_GLOBAL, undefined);
     t.throws(() => runner.buildEnv({ verb: 'ls-files', env: { GIT_DIR: '/x' } }), { message: /not allowed/ });
+    // The pager and colour settings keep `git -c` (the person's own config for this command), and nothing else of GIT_*.
+    const output = runner.buildEnv({ verb: 'config', userConfig: true, commandLineConfig: true });
+    t.is(output.GIT_CONFIG_PARAMETERS, "'core.autocrlf'='true'");
+    t.is(output.GIT_DIR, undefined);
+    t.is(output.GIT_INDEX_FILE, undefined);
+    t.is(runner.buildEnv({ verb: 'config', commandLineConfig: true }).GIT_CONFIG_PARAMETERS, undefined, 'only with user config');
   } finally {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);

@@ -7,6 +7,7 @@ import { ColorSchemeType } from 'diff2html/lib/types';
 import 'diff2html/bundles/css/diff2html.min.css';
 import './app.css';
 import type { CheckpointView, OperationView } from '../lib/views.js';
+import { shortId, shortSession } from '../lib/short-ids.js';
 
 // The records as the server sends them: the one view every surface gives (lib/views.ts).
 type Entry = CheckpointView;
@@ -72,7 +73,7 @@ async function api<T>(pathAndQuery: string, body?: unknown): Promise<T> {
   return json;
 }
 
-const short = (id: string) => id.slice(0, 8);
+const short = shortId;
 function age(time: number): string {
   const s = Math.max(0, Math.round((Date.now() - time) / 1000));
   if (s < 60) return s < 5 ? 'just now' : `${s}s ago`;
@@ -140,7 +141,7 @@ function sessionSummary(session: string | null, time: number): string {
 function rowNode(row: Row, index: number): HTMLElement {
   const selected = index === state.selected ? ' selected' : '';
   if (row.kind === 'session') {
-    const label = row.session === null ? 'outside any agent session' : `session ${row.session.slice(0, 16)}`;
+    const label = row.session === null ? 'outside any agent session' : `session ${shortSession(row.session)}`;
     return el(
       'div',
       { class: `row session${selected}`, title: row.session ?? '' },
@@ -288,7 +289,7 @@ async function openRow(row: Row): Promise<void> {
       const session = row.session;
       const revert = el('button', { type: 'button', class: 'ghost' }, 'Preview revert of this session’s tool calls');
       const range = `turn:1..turn:${Number.MAX_SAFE_INTEGER}@${session}`;
-      revert.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert session ${session.slice(0, 12)}`));
+      revert.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert session ${shortSession(session)}`));
       actions.push(revert);
     }
     detail.replaceChildren(

@@ -152,6 +152,7 @@ const checkpointViewSchema = z.object({
   skipped: z.array(z.object({ path: z.string(), reason: z.string(), size: z.number().optional() })),
   skippedCount: z.number(),
   op: z.record(z.string(), z.unknown()).nullable(),
+  formerIds: z.array(z.string()),
   degraded: z.boolean(),
 });
 

@@ -42,6 +42,8 @@ export interface CheckpointView {
   skippedCount: number;
   /** Restore, revert and undo records: what they did. */
   op: OperationInfo | null;
+  /** The ids it had before `forget` rewrote the chain, oldest first. */
+  formerIds: string[];
   /** Its commit or root tree is gone from the store. */
   degraded: boolean;
 }
@@ -75,6 +77,7 @@ export function checkpointView(r: CheckpointRecord, titles: Readonly<Record<stri
     skipped: r.skipped,
     skippedCount: r.skippedCount || r.skipped.length,
     op: r.op ?? null,
+    formerIds: r.formerIds ?? [],
     degraded,
   };
 }

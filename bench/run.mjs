@@ -4,11 +4,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, lstatSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { libPath } from '../test/helpers.mjs';
 import { fileURLToPath } from 'node:url';
 import { replaySessions } from './replay.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+const { Workspace } = await import(libPath('index'));
 const QUICK = process.env.BENCH_QUICK === '1';
 const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'ckpt-bench-')));
 const home = path.join(base, 'home');
@@ -329,7 +330,7 @@ async function benchVersion(runs) {
  * the page makes them. The server runs in this process; the target is 1 s.
  */
 async function benchUiFirstScreen(ws, count, runs) {
-  const { startUiServer } = await import(path.join(ROOT, 'dist', 'lib', 'ui-server.js'));
+  const { startUiServer } = await import(libPath('ui-server'));
   const server = await startUiServer({ cwd: ws, port: 0 });
   const chromiumPath = '/usr/bin/chromium';
   const { existsSync } = await import('node:fs');
@@ -380,7 +381,7 @@ async function benchUiFirstScreen(ws, count, runs) {
  * budget is 2 × `node -e 0`, the others are reported.
  */
 async function benchReplay(ws, repeats) {
-  const { AGENT_SPECS } = await import(path.join(ROOT, 'dist', 'lib', 'hook-specs.js'));
+  const { AGENT_SPECS } = await import(libPath('hook-specs'));
   const [nodeMs] = await interleaved(15, [nodeStart]);
   const replay = replaySessions({ ws, cli: CLI, agentSpecs: AGENT_SPECS, repeats, freshStore: freshStoreEnv });
   for (const [agent, r] of Object.entries(replay)) {

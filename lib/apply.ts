@@ -16,7 +16,7 @@ import { crashPoint } from './crash-point.js';
 import { tryLstat } from './disk.js';
 import { forEachObject, type RepoAccess } from './objects.js';
 import { ancestorsOf, unsafePathReason } from './paths.js';
-import { SYMLINK, GITLINK, type TreeEntry, type Want } from './restore-plan.js';
+import { SYMLINK, GITLINK, type TreeEntry, type Want } from './tree.js';
 import { TMP_PREFIX } from './paths.js';
 
 export interface ApplyEntry {

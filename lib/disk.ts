@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ancestorsOf, unsafePathReason } from './paths.js';
-import { GITLINK, SYMLINK, type DiskFact, type DiskKind, type TreeEntry, type Want } from './restore-plan.js';
+import { GITLINK, SYMLINK, type DiskFact, type DiskKind, type TreeEntry, type Want } from './tree.js';
 
 /** Pure: the kind of an lstat result; the one classifier capture and restore share. */
 export function diskKind(st: Stats): Exclude<DiskKind, 'missing'> {

@@ -15,7 +15,7 @@ import { shortId } from './short-ids.js';
 import { createHash } from 'node:crypto';
 import { CkptError } from './errors.js';
 import { PATHS_KEPT, type ChangedPath, type CheckpointRecord } from './ledger.js';
-import type { TreeChange } from './restore-plan.js';
+import type { TreeChange } from './tree.js';
 
 /** What forget is asked to remove, as a person or a tool names it. */
 export type ForgetRequest = { checkpoints: string[] } | { session: string } | { before: string } | { paths: string[] };

@@ -50,19 +50,11 @@ import { replaceObjects } from './gc.js';
 import { readPackState } from './housekeeping.js';
 import { journalBlobs, readJournal, type Journal } from './journal.js';
 import { assertWritableSchema, readLedger, type CheckpointRecord } from './ledger.js';
-import {
-  EMPTY_TREE,
-  findDebris,
-  forEachObject,
-  indexBlobs,
-  indexEntries,
-  presentObjects,
-  recordObjects,
-  treeChanges,
-  type RepoAccess,
-} from './objects.js';
+import { forEachObject, treeChanges, type RepoAccess } from './objects.js';
+import { findDebris, indexBlobs, indexEntries, presentObjects, recordObjects } from './packs.js';
+import { EMPTY_TREE } from './oid.js';
 import { probeDegraded, type DegradedMap } from './probe.js';
-import type { TreeChange } from './restore-plan.js';
+import type { TreeChange } from './tree.js';
 import { git, splitZ } from './runner.js';
 import { readForgotten } from './scan.js';
 import { forgetSessionState } from './sessions.js';

@@ -10,7 +10,8 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { recordFromCommit } from './trailers.js';
 import { readLedger, type CheckpointRecord } from './ledger.js';
-import { forEachObject, indexBlobs, recordObjects } from './objects.js';
+import { forEachObject } from './objects.js';
+import { indexBlobs, recordObjects } from './packs.js';
 import { git } from './runner.js';
 import { dirSize, writeFileDurable, type StorePaths } from './store.js';
 

@@ -21,7 +21,7 @@
  * by hand leaves checkpoint objects alone.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { findDebris, looseObjectPath, looseObjects, neededObjects, packNames, recordObjects, removeOrphanLoose } from './objects.js';
+import { findDebris, looseObjectPath, looseObjects, neededObjects, packNames, recordObjects, removeOrphanLoose } from './packs.js';
 import path from 'node:path';
 import { CkptError } from './errors.js';
 import { crashPoint } from './crash-point.js';

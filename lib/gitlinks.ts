@@ -11,9 +11,9 @@ import path from 'node:path';
 import { gitCall, type StoreContext } from './context.js';
 import { tryLstat } from './disk.js';
 import { readStamp } from './index-stamp.js';
-import { parseStageEntry } from './objects.js';
+import { parseStageEntry } from './packs.js';
 import { isUtf8Path } from './paths.js';
-import type { TreeChange } from './restore-plan.js';
+import type { TreeChange } from './tree.js';
 import { git, splitZ } from './runner.js';
 import { writeFileAtomic, type StorePaths } from './store.js';
 

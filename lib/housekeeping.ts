@@ -12,7 +12,7 @@ import { cliEntry } from './layout.js';
 import { readLedger, type ChangedPath } from './ledger.js';
 import { diskFull } from './errors.js';
 import { journalBlobs, readJournal } from './journal.js';
-import { findDebris, keepAllPacks, looseObjects, recordObjects, removeOrphanLoose } from './objects.js';
+import { findDebris, keepAllPacks, looseObjects, recordObjects, removeOrphanLoose } from './packs.js';
 import { planRetention, retentionPolicy } from './retention.js';
 import { git } from './runner.js';
 import { writeFileAtomic, type StorePaths } from './store.js';

@@ -37,4 +37,5 @@ export { USER_KINDS } from './ledger.js';
 export { CkptError, isCkptError, type ErrorCode } from './errors.js';
 export { parseAddress, resolveAddress, resolveInView, revertSelection, type Address, type LedgerView } from './address.js';
 export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './retention.js';
-export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile, type TreeEntry } from './restore-plan.js';
+export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile } from './restore-plan.js';
+export type { TreeEntry } from './tree.js';

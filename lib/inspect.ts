@@ -4,7 +4,7 @@
  */
 import { shortId } from './short-ids.js';
 import type { CheckpointRecord } from './ledger.js';
-import { EMPTY_TREE } from './objects.js';
+import { EMPTY_TREE } from './oid.js';
 import type { DegradedMap } from './probe.js';
 import { git, type GitArg } from './runner.js';
 import type { StorePaths } from './store.js';

@@ -13,8 +13,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { CkptError } from './errors.js';
 import { OPERATION_KINDS, type OperationKind } from './ledger.js';
 import { unsafePathReason } from './paths.js';
-import type { ActionCounts, TreeEntry } from './restore-plan.js';
-import { isObjectId } from './runner.js';
+import type { ActionCounts, TreeEntry } from './tree.js';
+import { isObjectId } from './oid.js';
 import { fsyncFolder, storePaths, writeFileDurable } from './store.js';
 
 const JOURNAL_SCHEMA = 1;

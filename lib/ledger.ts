@@ -7,8 +7,8 @@
 import { closeSync, fstatSync, openSync, readSync, appendFileSync, readFileSync, fsyncSync } from 'node:fs';
 import { CkptError } from './errors.js';
 import { unsafePathReason } from './paths.js';
-import { isObjectId } from './runner.js';
-import type { ActionCounts } from './restore-plan.js';
+import { isObjectId } from './oid.js';
+import type { ActionCounts } from './tree.js';
 
 export const LEDGER_SCHEMA = 1;
 

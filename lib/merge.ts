@@ -13,8 +13,9 @@ import { diffArrays } from 'diff';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EMPTY_TREE, listTree, parseTreeLine } from './objects.js';
-import { sameEntry, type TreeChange, type TreeEntry } from './restore-plan.js';
+import { listTree, parseTreeLine } from './objects.js';
+import { EMPTY_TREE } from './oid.js';
+import { sameEntry, type TreeChange, type TreeEntry } from './tree.js';
 import { git, splitZ, type GitCall } from './runner.js';
 import { CHECKPOINT_AUTHOR } from './trailers.js';
 

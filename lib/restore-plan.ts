@@ -14,17 +14,18 @@
  */
 import { createHash } from 'node:crypto';
 import { unsafePathReason } from './paths.js';
-
-export interface TreeEntry {
-  /** git mode: 100644, 100755, 120000 (symlink) or 160000 (gitlink). */
-  mode: string;
-  oid: string;
-}
-
-/** What a path should become: an entry, or absent. */
-export type Want = TreeEntry | null;
-
-export type DiskKind = 'file' | 'symlink' | 'dir' | 'missing' | 'other';
+import {
+  GITLINK,
+  SYMLINK,
+  sameEntry,
+  type Action,
+  type ActionCounts,
+  type DiskFact,
+  type DiskKind,
+  type TreeChange,
+  type TreeEntry,
+  type Want,
+} from './tree.js';
 
 /** How a blocker reads in a skip's reason. */
 const BLOCKER_WORDS: Record<DiskKind, string> = {
@@ -35,18 +36,6 @@ const BLOCKER_WORDS: Record<DiskKind, string> = {
   other: 'a special file',
 };
 
-export interface DiskFact {
-  kind: DiskKind;
-  /** The first ancestor that is not a real directory (a symlink, a file …). */
-  blocker?: { path: string; kind: DiskKind };
-  /** Non-directory entries below a directory that stands where a file is wanted. */
-  dirFiles?: string[];
-  /** Uncaptured content standing where something is wanted, as a tree entry (compared, never written). */
-  entry?: TreeEntry;
-}
-
-type Action = 'restore' | 'recreate' | 'delete' | 'unchanged' | 'skip';
-
 export interface PlannedFile {
   path: string;
   action: Action;
@@ -56,8 +45,6 @@ export interface PlannedFile {
   /** What the guard captured at this path (what undo and --abort bring back). */
   from?: TreeEntry;
 }
-
-export type ActionCounts = Record<Action, number>;
 
 export interface Plan {
   /** Every considered path, sorted; `unchanged` entries included. */
@@ -78,14 +65,6 @@ export interface ReconcileInput {
 }
 
 const STORE_REASON = "inside a folder of git-ckpt's stores; never written";
-
-export const GITLINK = '160000';
-export const SYMLINK = '120000';
-
-export function sameEntry(a: TreeEntry | undefined | null, b: TreeEntry | undefined | null): boolean {
-  if (!a || !b) return !a && !b;
-  return a.mode === b.mode && a.oid === b.oid;
-}
 
 function emptyCounts(): ActionCounts {
   return { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0 };
@@ -210,13 +189,6 @@ export function restoreWants(
     else leftovers.push(p);
   }
   return { want, leftovers: leftovers.sort() };
-}
-
-/** One path of a tree-to-tree diff: its entry before and after (null when absent). */
-export interface TreeChange {
-  path: string;
-  before: TreeEntry | null;
-  after: TreeEntry | null;
 }
 
 /**

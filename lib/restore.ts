@@ -12,20 +12,11 @@ import { readJournal, removeJournal, type JournalEntry } from './journal.js';
 import { OPERATION_KINDS, SKIPPED_KEPT, type CheckpointRecord, type OperationKind } from './ledger.js';
 import { revertTrees, type ConflictMode, type RevertStep } from './merge.js';
 import { labelRevertPlan, revertWant } from './revert-plan.js';
-import { EMPTY_TREE, listTree, treeChanges } from './objects.js';
+import { listTree, treeChanges } from './objects.js';
+import { EMPTY_TREE } from './oid.js';
 import { isSelected, unsafePathReason } from './paths.js';
-import {
-  restoreWants,
-  revertWants,
-  sameEntry,
-  shieldUncaptured,
-  staleUndoPaths,
-  withExtraFiles,
-  type PlannedFile,
-  type TreeChange,
-  type TreeEntry,
-  type Want,
-} from './restore-plan.js';
+import { restoreWants, revertWants, shieldUncaptured, staleUndoPaths, withExtraFiles, type PlannedFile } from './restore-plan.js';
+import { sameEntry, type TreeChange, type TreeEntry, type Want } from './tree.js';
 import { gitVersion, versionBelow } from './runner.js';
 import { shortId } from './short-ids.js';
 import {

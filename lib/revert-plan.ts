@@ -4,7 +4,8 @@
  * path held before the reverted change, `merged, keeping later edits` where
  * later edits stay, and each conflict with its line ranges or why it is whole.
  */
-import { sameEntry, withExtraFiles, type Plan, type PlannedFile, type TreeChange, type TreeEntry, type Want } from './restore-plan.js';
+import { withExtraFiles, type Plan, type PlannedFile } from './restore-plan.js';
+import { sameEntry, type TreeChange, type TreeEntry, type Want } from './tree.js';
 import { shortId } from './short-ids.js';
 
 /** One conflicted path: its line ranges in the present file, or why it conflicts whole. */

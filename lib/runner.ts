@@ -17,6 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { CkptError } from './errors.js';
+import { isObjectId } from './oid.js';
 import { decodePathBytes, displayPath, isUtf8Path, pathBytes } from './paths.js';
 
 const ALLOWED_VERBS = new Set([
@@ -43,15 +44,10 @@ const ALLOWED_VERBS = new Set([
 /** GIT_CKPT_TRACE=1 prints every git call with its duration on stderr, like GIT_TRACE. */
 const TRACE = process.env.GIT_CKPT_TRACE === '1';
 
-const OID_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 /** Options are code literals: a dash, a name, and optionally `=value`. */
 const OPTION_RE = /^--?[A-Za-z][A-Za-z0-9-]*(?:=[^\n\0]*)?$/;
 /** Config keys and simple values that we pass positionally to `git config`. */
 const LITERAL_RE = /^[A-Za-z0-9][A-Za-z0-9._/:-]*$/;
-
-export function isObjectId(value: unknown): value is string {
-  return typeof value === 'string' && OID_RE.test(value);
-}
 
 function assertObjectId(value: unknown, what = 'object id'): string {
   if (!isObjectId(value)) {

@@ -41,10 +41,12 @@ import {
   type SkippedPath,
 } from './ledger.js';
 import { carryGitlinks, staleGitlinks } from './gitlinks.js';
-import { EMPTY_TREE, keepAllPacks, treeChanges } from './objects.js';
+import { treeChanges } from './objects.js';
+import { keepAllPacks } from './packs.js';
+import { EMPTY_TREE } from './oid.js';
 import { isUtf8Path } from './paths.js';
 import { probeDegraded } from './probe.js';
-import type { TreeChange } from './restore-plan.js';
+import type { TreeChange } from './tree.js';
 import { git, type GitCall } from './runner.js';
 import { collectFacts, expandNewDirs, lateArrivals, readForgotten, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { withLock } from './lock.js';
-import { listDir } from './objects.js';
+import { listDir } from './packs.js';
 import { dirSize, storePaths, storeRoot } from './store.js';
 
 export interface StoreInfo {

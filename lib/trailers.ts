@@ -7,7 +7,7 @@
  * `-m` message can neither forge another trailer nor start a trailer block.
  */
 import { LEDGER_SCHEMA, OPERATION_KINDS, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
-import { isObjectId } from './runner.js';
+import { isObjectId } from './oid.js';
 import { oneLine } from './describe.js';
 
 export const CHECKPOINT_AUTHOR = { name: 'git-ckpt', email: 'git-ckpt@localhost.invalid' };

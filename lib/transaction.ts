@@ -29,18 +29,8 @@ import { diffTrees } from './inspect.js';
 import { readJournal, removeJournal, writeJournal, type Journal, type JournalEntry } from './journal.js';
 import { SKIPPED_KEPT, type OperationInfo, type OperationKind, type SkippedPath } from './ledger.js';
 import { listTree, type RepoAccess } from './objects.js';
-import {
-  actionable,
-  planFingerprint,
-  reconcile,
-  sameEntry,
-  shieldUncaptured,
-  type ActionCounts,
-  type Plan,
-  type ReconcileInput,
-  type TreeEntry,
-  type Want,
-} from './restore-plan.js';
+import { actionable, planFingerprint, reconcile, shieldUncaptured, type Plan, type ReconcileInput } from './restore-plan.js';
+import { sameEntry, type ActionCounts, type TreeEntry, type Want } from './tree.js';
 import { snapshotLocked, withScratchCapture } from './snapshot.js';
 import { shortId } from './short-ids.js';
 import { storeRootsInside } from './store.js';

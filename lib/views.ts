@@ -6,7 +6,8 @@
  */
 import { turnTitleKey, type ChangedPath, type CheckpointRecord, type OperationInfo, type SkippedPath } from './ledger.js';
 import type { OperationReport } from './restore.js';
-import type { ActionCounts, PlannedFile } from './restore-plan.js';
+import type { PlannedFile } from './restore-plan.js';
+import type { ActionCounts } from './tree.js';
 
 /** A checkpoint as every surface shows it. Times are milliseconds since the epoch. */
 export interface CheckpointView {

@@ -5,13 +5,13 @@
 import test from 'ava';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState, waitFor } from './helpers.mjs';
+import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState, waitFor, libPath } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
-const { redact, REDACTION_RULES } = await import(path.join(ROOT, 'dist', 'lib', 'redact.js'));
-const payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
-const turns = await import(path.join(ROOT, 'dist', 'lib', 'turns.js'));
-const { commitMessage, recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
+const { redact, REDACTION_RULES } = await import(libPath('redact'));
+const payloads = await import(libPath('hook-payload'));
+const turns = await import(libPath('turns'));
+const { commitMessage, recordFromCommit } = await import(libPath('trailers'));
 
 function hook(box, agent, phase, payload, env = {}) {
   return run(box, 'sh', [ENTRY, agent, phase], { env, input: JSON.stringify(payload) });
@@ -511,7 +511,7 @@ test('restore --dry-run with leftovers does not claim the workspace matches', as
 });
 
 test('a shell call that exited non-zero is a failed call: Copilot says so in its result text, Codex in its transcript', async (t) => {
-  const { callFailureIn } = await import(path.join(ROOT, 'dist', 'lib', 'transcript.js'));
+  const { callFailureIn } = await import(libPath('transcript'));
   const post = (text) =>
     payloads.parseHookPayload(
       'copilot',
@@ -572,7 +572,7 @@ test('a shell call that exited non-zero is a failed call: Copilot says so in its
 });
 
 test('hooks status: whether each agent will run the wired hooks, from its own trust and settings files', async (t) => {
-  const trust = await import(path.join(ROOT, 'dist', 'lib', 'agent-trust.js'));
+  const trust = await import(libPath('agent-trust'));
   const root = '/home/u/project';
   const verdict = (v, runs, words) => {
     t.is(v.runs, runs, v.reason);
@@ -629,7 +629,7 @@ test('snapshot --kind takes only the user kinds; a record the ledger reader woul
     const r = await ckpt(box, ['snapshot', '--kind', kind]);
     t.is(r.code, 2, `${kind}: ${r.stderr}`);
   }
-  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const { Workspace } = await import(libPath('index'));
   const ws = Workspace.open(box.ws, { env: box.env });
   await t.throwsAsync(ws.snapshot({ kind: 'restore' }), { code: 'usage' });
   const made = await ckptJson(box, ['snapshot', '--kind', 'turn']);
@@ -746,7 +746,7 @@ test('a library caller’s environment is honoured: settings come from the HOME 
   const box = sandbox();
   writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\tmaxFileBytes = 3\n', { flag: 'a' });
   write(box, 'big.txt', 'more than three bytes\n');
-  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const { Workspace } = await import(libPath('index'));
   t.not(process.env.HOME, box.home);
   const ws = Workspace.open(box.ws, { env: box.env });
   const result = await ws.snapshot();

@@ -3,7 +3,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write, libPath } from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {
@@ -61,7 +61,7 @@ test('X1: a rebuild of many captured files under a folder that became ignored (d
 });
 
 test("X1: git add's messages: the ignored-paths advice explains exit 1, a path git could not read is one skip, anything else stays a failure", async (t) => {
-  const { pathMessages } = await import(path.join(ROOT, 'dist', 'lib', 'git-messages.js'));
+  const { pathMessages } = await import(libPath('git-messages'));
   const advice = [
     'The following paths are ignored by one of your .gitignore files:',
     'build',
@@ -264,7 +264,7 @@ test('X5: names that are not UTF-8 are listed as not captured, each one apart, a
 });
 
 test('X5: the name codec keeps every byte, leaves valid names as they are, and spells the rest for people', async (t) => {
-  const { decodePathBytes, pathBytes, isUtf8Path, displayPath } = await import(path.join(ROOT, 'dist', 'lib', 'paths.js'));
+  const { decodePathBytes, pathBytes, isUtf8Path, displayPath } = await import(libPath('paths'));
   const decode = (buf) => decodePathBytes(buf, 0, buf.length);
   for (const valid of ['plain.txt', 'ünïcødé/名前.md', 'emoji 💩.txt', 'real \uFFFD replacement', 'ë\ud83d\udca9']) {
     t.is(decode(Buffer.from(valid)), valid);

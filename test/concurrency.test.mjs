@@ -2,9 +2,9 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write, entryExists } from './helpers.mjs';
+import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write, entryExists, libPath } from './helpers.mjs';
 
-const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+const { Workspace } = await import(libPath('index'));
 
 function run(box, script) {
   return new Promise((resolve) => {
@@ -79,7 +79,7 @@ test('a stale lock left by a dead process is broken; a live one is waited for', 
 });
 
 test('in-process serialization: overlapping calls run one at a time, in arrival order, and errors do not jam the lane', async (t) => {
-  const { serialize } = await import(path.join(ROOT, 'dist', 'lib', 'lock.js'));
+  const { serialize } = await import(libPath('lock'));
   const events = [];
   let active = 0;
   const task =
@@ -112,7 +112,7 @@ test('a stale lock and twelve contenders at once: no two processes ever hold the
   const box = sandbox();
   const lock = path.join(box.base, 'lock');
   const log = path.join(box.base, 'holders.log');
-  const lockModule = path.join(ROOT, 'dist', 'lib', 'lock.js');
+  const lockModule = libPath('lock');
   // A dead owner's lock on this host, as a killed process leaves it (the host as the lock names it: a short hash).
   const { hostname } = await import('node:os');
   const { createHash } = await import('node:crypto');
@@ -150,7 +150,7 @@ test('a stale lock and twelve contenders at once: no two processes ever hold the
 test('a process removes the lock only while it still names that process', async (t) => {
   const box = sandbox();
   const lock = path.join(box.base, 'lock');
-  const { withLock } = await import(path.join(ROOT, 'dist', 'lib', 'lock.js'));
+  const { withLock } = await import(libPath('lock'));
   await withLock(lock, 1000, async () => {
     // Broken by mistake and taken by another process meanwhile (a suspended laptop, say).
     const { rmSync } = await import('node:fs');

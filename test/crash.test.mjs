@@ -5,7 +5,7 @@
 import test from 'ava';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, killDuring, sandbox, startCli, storeDir, treeState, waitFor, workspaceState } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, killDuring, sandbox, startCli, storeDir, treeState, waitFor, workspaceState, libPath } from './helpers.mjs';
 
 const FILES = 5000;
 const KILLS = 20;
@@ -104,7 +104,7 @@ test('SIGKILL at random moments: --abort gives back the pre-restore bytes, --con
 test('a range revert of 200 checkpoints killed with SIGKILL 20 times: each one recovers with --continue or --abort, byte for byte', async (t) => {
   t.timeout(15 * 60 * 1000);
   const box = sandbox();
-  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const { Workspace } = await import(libPath('index'));
   const file = (i) => path.join(box.ws, `d${i % 10}`, `f${i}.txt`);
   for (let i = 0; i < 200; i++) {
     mkdirSync(path.dirname(file(i)), { recursive: true });

@@ -4,11 +4,24 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, killDuring, ledgerLines, lsTree, sandbox, startCli, storeDir, treeState, write } from './helpers.mjs';
+import {
+  ROOT,
+  ckpt,
+  ckptJson,
+  killDuring,
+  ledgerLines,
+  lsTree,
+  sandbox,
+  startCli,
+  storeDir,
+  treeState,
+  write,
+  libPath,
+} from './helpers.mjs';
 
-const plan = await import(path.join(ROOT, 'dist', 'lib', 'forget-plan.js'));
-const { commitMessage, recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
-const { resolveAddress } = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
+const plan = await import(libPath('forget-plan'));
+const { commitMessage, recordFromCommit } = await import(libPath('trailers'));
+const { resolveAddress } = await import(libPath('address'));
 
 /** Whether the shadow store holds an object (`git cat-file -e`). */
 function inStore(box, oid) {

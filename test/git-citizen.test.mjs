@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, ckpt, ckptJson, sandbox, write } from './helpers.mjs';
+import { CLI, ROOT, ckpt, ckptJson, sandbox, write, libPath } from './helpers.mjs';
 
 /** A folder on PATH with `git-ckpt` in it, so that `git ckpt` finds it as git finds subcommands. */
 function binDir(box) {
@@ -214,7 +214,7 @@ test('version: git-ckpt, git and Node; versions compared as numbers', async (t) 
   t.regex(r.stdout, new RegExp(`^git-ckpt version ${pkg.version}\\ngit version \\d+\\.\\d+`));
   t.regex(r.stdout, new RegExp(`node version ${process.versions.node}`));
   t.deepEqual(Object.keys(await ckptJson(box, ['version'])), ['gitCkpt', 'git', 'node']);
-  const { versionBelow } = await import(path.join(ROOT, 'dist', 'lib', 'runner.js'));
+  const { versionBelow } = await import(libPath('runner'));
   t.true(versionBelow('2.9.1', '2.32'));
   t.false(versionBelow('2.39.5', '2.32'));
   t.false(versionBelow('2.32', '2.32'));

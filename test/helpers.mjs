@@ -314,3 +314,23 @@ export async function waitFor(predicate, limitMs) {
   }
   return true;
 }
+
+/**
+ * The built module of a lib/ file by its name ('restore-plan'), wherever its
+ * layer's folder puts it under dist/lib/: tests name modules, not the layout.
+ */
+export function libPath(name) {
+  const find = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        const found = find(full);
+        if (found) return found;
+      } else if (entry.name === `${name}.js`) return full;
+    }
+    return undefined;
+  };
+  const found = find(path.join(ROOT, 'dist', 'lib'));
+  if (!found) throw new Error(`no built lib module ${name}.js (run npm run build)`);
+  return found;
+}

@@ -17,16 +17,16 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, holdLock, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, holdLock, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write, libPath } from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = {
-  ...(await import(path.join(ROOT, 'dist', 'lib', 'hook-specs.js'))),
-  ...(await import(path.join(ROOT, 'dist', 'lib', 'agent-config.js'))),
+  ...(await import(libPath('hook-specs'))),
+  ...(await import(libPath('agent-config'))),
 };
-const _payloads = await import(path.join(ROOT, 'dist', 'lib', 'hook-payload.js'));
-const address = await import(path.join(ROOT, 'dist', 'lib', 'address.js'));
-const turns = await import(path.join(ROOT, 'dist', 'lib', 'turns.js'));
+const _payloads = await import(libPath('hook-payload'));
+const address = await import(libPath('address'));
+const turns = await import(libPath('turns'));
 
 /** Run the real entry script as an agent would: payload on stdin, the agent's environment. */
 function hook(box, agent, phase, payload, { env = {}, cwd = box.ws, script = ENTRY } = {}) {
@@ -426,7 +426,7 @@ test('a Codex transcript that is a FIFO, a device, a directory or a link is neve
 test('a new store being made by another process: the hook waits for its lock within the default hook budget, not the 30 s lock timeout', async (t) => {
   const box = sandbox();
   write(box, 'a.txt', '1\n');
-  const { storeDirFor } = await import(path.join(ROOT, 'dist', 'lib', 'store.js'));
+  const { storeDirFor } = await import(libPath('store'));
   // What a first snapshot in another process looks like before it has made the shadow repository.
   const store = storeDirFor(box.ws, box.env);
   mkdirSync(store, { recursive: true });

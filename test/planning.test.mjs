@@ -2,19 +2,16 @@
 import test from 'ava';
 import path from 'node:path';
 import ignore from 'ignore';
-import { ROOT } from './helpers.mjs';
+import { ROOT, libPath } from './helpers.mjs';
 
 // The library's face plus the internal modules these pure tests reach into.
-const lib = Object.assign(
-  {},
-  ...(await Promise.all(['index', 'capture-plan', 'settings', 'ledger'].map((m) => import(path.join(ROOT, 'dist', 'lib', `${m}.js`))))),
-);
-const { commitMessage } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
-const { boundDiff } = await import(path.join(ROOT, 'dist', 'lib', 'agent-tools.js'));
-const { rootFolder } = await import(path.join(ROOT, 'dist', 'lib', 'mcp.js'));
-const { serverEntry } = await import(path.join(ROOT, 'dist', 'lib', 'mcp-install.js'));
-const { statusFor } = await import(path.join(ROOT, 'dist', 'lib', 'ui-server.js'));
-const merge = await import(path.join(ROOT, 'dist', 'lib', 'merge.js'));
+const lib = Object.assign({}, ...(await Promise.all(['index', 'capture-plan', 'settings', 'ledger'].map((m) => import(libPath(m))))));
+const { commitMessage } = await import(libPath('trailers'));
+const { boundDiff } = await import(libPath('agent-tools'));
+const { rootFolder } = await import(libPath('mcp'));
+const { serverEntry } = await import(libPath('mcp-install'));
+const { statusFor } = await import(libPath('ui-server'));
+const merge = await import(libPath('merge'));
 
 const rec = (id, extra = {}) => ({
   v: 1,
@@ -190,19 +187,19 @@ test('commit messages carry one-line trailers whatever the metadata holds', (t) 
 });
 
 test('one line rule for messages, trailers and summaries: breaks and tabs become one space, typed spaces stay, cuts end in …', async (t) => {
-  const { oneLine } = await import(path.join(ROOT, 'dist', 'lib', 'describe.js'));
+  const { oneLine } = await import(libPath('describe'));
   t.is(oneLine('npm  test', 50), 'npm  test', 'runs of plain spaces are kept: a message comes back from its commit as typed');
   t.is(oneLine('  a \n   b\r\n\tc  ', 50), 'a b c');
   t.is(oneLine('a\u2028b\vc\fd', 50), 'a b c d', 'no blank that some reader takes for a line break survives');
   t.is(oneLine('abcdef', 4), 'abc…');
-  const { shortId, shortSession, SHORT_ID_LENGTH, SHORT_SESSION_LENGTH } = await import(path.join(ROOT, 'dist', 'lib', 'short-ids.js'));
+  const { shortId, shortSession, SHORT_ID_LENGTH, SHORT_SESSION_LENGTH } = await import(libPath('short-ids'));
   t.is(shortId('a'.repeat(40)).length, SHORT_ID_LENGTH);
   t.is(shortSession('3f2a9c1b-7d4e-4c1a-9b2e-0123456789ab'), '3f2a9c1b-7d4e');
   t.is(SHORT_SESSION_LENGTH, 13);
 });
 
 test('index refresh: once a little after files were staged, then at most every 30 s', async (t) => {
-  const { refreshDue } = await import(path.join(ROOT, 'dist', 'lib', 'index-stamp.js'));
+  const { refreshDue } = await import(libPath('index-stamp'));
   const now = 1_000_000;
   t.true(refreshDue(undefined, now), 'no stamp: the index changed outside a snapshot');
   t.false(refreshDue({ staged: now - 500, refreshed: 0 }, now), 'just staged: racy entries would stay racy');

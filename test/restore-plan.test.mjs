@@ -4,9 +4,10 @@
 // `restoreWants`, `revertWants` and `staleUndoPaths`.
 import test from 'ava';
 import path from 'node:path';
-import { ROOT } from './helpers.mjs';
+import { ROOT, libPath } from './helpers.mjs';
 
-const plan = await import(path.join(ROOT, 'dist', 'lib', 'restore-plan.js'));
+const plan = await import(libPath('restore-plan'));
+const { sameEntry } = await import(libPath('tree'));
 
 const oid = (c) => c.repeat(40);
 const F = (c) => ({ mode: '100644', oid: oid(c) }); // a regular file
@@ -438,12 +439,12 @@ test('reconcile: one plan mixing every action is sorted, counted, and decides de
 });
 
 test('sameEntry: mode and oid both count; two absences are the same, one is not', (t) => {
-  t.true(plan.sameEntry(F('1'), F('1')));
-  t.false(plan.sameEntry(F('1'), X('1')));
-  t.false(plan.sameEntry(F('1'), F('2')));
-  t.true(plan.sameEntry(null, undefined));
-  t.false(plan.sameEntry(null, F('1')));
-  t.false(plan.sameEntry(F('1'), undefined));
+  t.true(sameEntry(F('1'), F('1')));
+  t.false(sameEntry(F('1'), X('1')));
+  t.false(sameEntry(F('1'), F('2')));
+  t.true(sameEntry(null, undefined));
+  t.false(sameEntry(null, F('1')));
+  t.false(sameEntry(F('1'), undefined));
 });
 
 test('restoreWants: selected target paths are wanted; paths only present now are leftovers, or deletions with --delete-new', (t) => {

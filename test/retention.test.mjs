@@ -18,12 +18,13 @@ import {
   workspaceState,
   write,
   entryExists,
+  libPath,
 } from './helpers.mjs';
 
-const { planRetention, retentionPolicy } = await import(path.join(ROOT, 'dist', 'lib', 'retention.js'));
-const { DEFAULT_SETTINGS } = await import(path.join(ROOT, 'dist', 'lib', 'settings.js'));
-const { orderRecords } = await import(path.join(ROOT, 'dist', 'lib', 'fsck.js'));
-const { recordFromCommit } = await import(path.join(ROOT, 'dist', 'lib', 'trailers.js'));
+const { planRetention, retentionPolicy } = await import(libPath('retention'));
+const { DEFAULT_SETTINGS } = await import(libPath('settings'));
+const { orderRecords } = await import(libPath('fsck'));
+const { recordFromCommit } = await import(libPath('trailers'));
 
 const DAY = 86_400_000;
 const rec = (id, session, time, extra = {}) => ({ id, session, time, bytes: 100, parent: null, tree: 't', kind: 'post', ...extra });
@@ -456,7 +457,7 @@ test("gc, fsck and stores leave the user's .git alone", async (t) => {
 
 test('every 200 checkpoints a snapshot starts gc in the background when the policy has something to drop', async (t) => {
   t.timeout(5 * 60 * 1000);
-  const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+  const { Workspace } = await import(libPath('index'));
   const box = sandbox();
   write(box, 'a.txt', '0\n');
   const ws = Workspace.open(box.ws, { env: box.env });

@@ -15,9 +15,10 @@ import {
   treeState,
   write,
   ROOT,
+  libPath,
 } from './helpers.mjs';
 
-const runner = await import(path.join(ROOT, 'dist', 'lib', 'runner.js'));
+const runner = await import(libPath('runner'));
 
 /** A user repository with history, a staged change, an untracked file and a stash-like state. */
 function userRepo() {
@@ -418,7 +419,7 @@ test("a library caller's injected HOME also decides git's global ignore file", a
   writeFileSync(path.join(processHome, '.config', 'git', 'ignore'), 'leak-*.txt\n');
   write(box, 'leak-a.txt', 'captured?\n');
   const script = `
-    const { Workspace } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'lib', 'index.js'))});
+    const { Workspace } = await import(${JSON.stringify(libPath('index'))});
     const r = await Workspace.open(${JSON.stringify(box.ws)}, { env: JSON.parse(process.argv[1]) }).snapshot();
     process.stdout.write(r.id);`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(box.env)], {

@@ -2,9 +2,9 @@ import test from 'ava';
 import { getEventListeners } from 'node:events';
 import { existsSync, readdirSync, rmSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write } from './helpers.mjs';
+import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write, libPath } from './helpers.mjs';
 
-const { Workspace } = await import(path.join(ROOT, 'dist', 'lib', 'index.js'));
+const { Workspace } = await import(libPath('index'));
 
 test('first snapshot captures the workspace; a second with no change creates nothing', async (t) => {
   const box = sandbox();

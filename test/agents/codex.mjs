@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, run, startServer } from './harness.mjs';
+import { libPath } from '../helpers.mjs';
 
 /** The dummy key variable the custom provider reads (never a real key). */
 export const KEY_ENV = 'CKPT_CODEX_DUMMY_KEY';
@@ -125,7 +126,7 @@ export function readTrace(box) {
  * compare them with what Codex itself lists (`hooks/list`), so they prove the
  * library's hash.
  */
-const { codexHookTrustEntries, CODEX_EVENT_LABELS } = await import(path.join(ROOT, 'dist', 'lib', 'agent-trust.js'));
+const { codexHookTrustEntries, CODEX_EVENT_LABELS } = await import(libPath('agent-trust'));
 /** Codex's label of each hook event (the library's table). */
 export const EVENT_LABELS = CODEX_EVENT_LABELS;
 export function hookTrustEntries(hooksFile) {

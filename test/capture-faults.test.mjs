@@ -3,7 +3,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write, libPath } from './helpers.mjs';
+import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write, libPath } from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ROOT, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write, entryExists, libPath } from './helpers.mjs';
+import { CLI, ckptJson, ledgerLines, lsTree, sandbox, storeDir, write, entryExists, libPath } from './helpers.mjs';
 
 const { Workspace } = await import(libPath('index'));
 

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, killDuring, sandbox, startCli, storeDir, treeState, waitFor, workspaceState, libPath } from './helpers.mjs';
+import { ckpt, ckptJson, killDuring, sandbox, startCli, storeDir, treeState, waitFor, workspaceState, libPath } from './helpers.mjs';
 
 const FILES = 5000;
 const KILLS = 20;

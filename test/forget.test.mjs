@@ -5,7 +5,6 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ROOT,
   ckpt,
   ckptJson,
   killDuring,

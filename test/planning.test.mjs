@@ -1,8 +1,7 @@
 // Pure planning, no disk: addresses, capture plans, settings, batches, ledger parsing.
 import test from 'ava';
-import path from 'node:path';
 import ignore from 'ignore';
-import { ROOT, libPath } from './helpers.mjs';
+import { libPath } from './helpers.mjs';
 
 // The library's face plus the internal modules these pure tests reach into.
 const lib = Object.assign({}, ...(await Promise.all(['index', 'capture-plan', 'settings', 'ledger'].map((m) => import(libPath(m))))));

@@ -3,8 +3,7 @@
 // `decideWrite` ladder), each with the exact sentence the user reads; then
 // `restoreWants`, `revertWants` and `staleUndoPaths`.
 import test from 'ava';
-import path from 'node:path';
-import { ROOT, libPath } from './helpers.mjs';
+import { libPath } from './helpers.mjs';
 
 const plan = await import(libPath('restore-plan'));
 const { sameEntry } = await import(libPath('tree'));

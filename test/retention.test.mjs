@@ -5,7 +5,6 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import {
   CLI,
-  ROOT,
   ckpt,
   ckptJson,
   ledgerLines,

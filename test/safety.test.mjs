@@ -14,7 +14,6 @@ import {
   storedBytes,
   treeState,
   write,
-  ROOT,
   libPath,
 } from './helpers.mjs';
 

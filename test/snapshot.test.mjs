@@ -2,7 +2,7 @@ import test from 'ava';
 import { getEventListeners } from 'node:events';
 import { existsSync, readdirSync, rmSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write, libPath } from './helpers.mjs';
+import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write, libPath } from './helpers.mjs';
 
 const { Workspace } = await import(libPath('index'));
 

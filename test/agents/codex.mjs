@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, run, startServer } from './harness.mjs';
+import { run, startServer } from './harness.mjs';
 import { libPath } from '../helpers.mjs';
 
 /** The dummy key variable the custom provider reads (never a real key). */

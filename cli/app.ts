@@ -5,7 +5,7 @@
  *   under --json), 2 a usage error, 3 a bug in git-ckpt.
  */
 import { Command, CommanderError, Help } from 'commander';
-import { asCkptError } from '../lib/errors.js';
+import { asCkptError } from '../lib/model/errors.js';
 import { repeatable, setAfterDashDash } from './common.js';
 import { ADDRESS_COMMANDS, DESCRIPTION, referenceText } from './reference.js';
 import { finishOutput, quietOnClosedPipe, setUpOutput, type ColorMode } from './terminal.js';

@@ -1,10 +1,10 @@
 /** What every command module shares: opening the workspace named by -C, the parsed arguments, output helpers. */
 import path from 'node:path';
 import type { Command } from 'commander';
-import { userPath } from '../lib/paths.js';
+import { userPath } from '../lib/model/paths.js';
 import { Workspace } from '../lib/workspace.js';
-import { CkptError } from '../lib/errors.js';
-import { HOOK_AGENTS, type HookAgent } from '../lib/agent-config.js';
+import { CkptError } from '../lib/model/errors.js';
+import { HOOK_AGENTS, type HookAgent } from '../lib/agents/agent-config.js';
 
 export interface GlobalArgs {
   C?: string[];

@@ -6,11 +6,11 @@
  * completion.json, generated at build time from the same command definitions
  * as --help, so they cannot drift.
  */
-import { shortId, shortSession } from '../lib/short-ids.js';
+import { shortId, shortSession } from '../lib/model/short-ids.js';
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
-import { CkptError } from '../lib/errors.js';
-import { completionTable } from '../lib/layout.js';
+import { CkptError } from '../lib/model/errors.js';
+import { completionTable } from '../lib/store/layout.js';
 import { ADDRESS_COMMANDS } from './reference.js';
 
 interface CompletionData {

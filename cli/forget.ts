@@ -4,7 +4,7 @@
  * applies at once; --dry-run says first what goes and the bytes it frees.
  */
 import type { Command } from 'commander';
-import type { ForgetReport } from '../lib/forget.js';
+import type { ForgetReport } from '../lib/retain/forget.js';
 import { argsOf, openWorkspace, printJson, repeatable, type GlobalArgs } from './common.js';
 import { dim, formatBytes, relativeAge, shortId } from './format.js';
 import { previewOptions } from './operation.js';

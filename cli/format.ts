@@ -1,7 +1,7 @@
 /** Human output helpers. Colour is decided once per command (see terminal.ts). */
-import type { CheckpointRecord } from '../lib/ledger.js';
+import type { CheckpointRecord } from '../lib/model/ledger.js';
 
-export { attribution, firstPaths, formatBytes, relativeAge, shortId, skippedLines } from '../lib/describe.js';
+export { attribution, firstPaths, formatBytes, relativeAge, shortId, skippedLines } from '../lib/inspect/describe.js';
 
 let colored = false;
 

@@ -6,8 +6,8 @@
  * a stuck hook never holds the agent.
  */
 import type { Command } from 'commander';
-import { neutralOutput, PHASES } from '../lib/hook-payload.js';
-import { HOOK_BUDGET_CAP_MS } from '../lib/settings.js';
+import { neutralOutput, PHASES } from '../lib/model/hook-payload.js';
+import { HOOK_BUDGET_CAP_MS } from '../lib/store/settings.js';
 
 /** More than any real payload; the rest is drained, not kept. */
 const PAYLOAD_MAX_BYTES = 4 * 1024 * 1024;
@@ -53,7 +53,7 @@ export async function runHookCommand(args: string[]): Promise<void> {
   hard.unref();
   try {
     const payload = await readStdin();
-    const { runHook } = await import('../lib/hook.js');
+    const { runHook } = await import('../lib/agents/hook.js');
     const run = await runHook(agent, phase, payload, { env: process.env, cwd: process.cwd(), startedAt });
     exit(run.stdout);
   } catch {

@@ -1,10 +1,10 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import { Argument, Option, type Command } from 'commander';
-import { HOOK_AGENTS, type Scope } from '../lib/agent-config.js';
-import { changeHooks, hookStatusWithVerdict, hookTarget } from '../lib/hooks-install.js';
-import { locateWorkspace } from '../lib/locate.js';
+import { HOOK_AGENTS, type Scope } from '../lib/agents/agent-config.js';
+import { changeHooks, hookStatusWithVerdict, hookTarget } from '../lib/agents/hooks-install.js';
+import { locateWorkspace } from '../lib/store/locate.js';
 import { Workspace } from '../lib/workspace.js';
-import { CkptError } from '../lib/errors.js';
+import { CkptError } from '../lib/model/errors.js';
 import { agentsNamed, argsOf, printJson, repeatable, startDir, warn, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 

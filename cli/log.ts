@@ -1,10 +1,10 @@
 /** git ckpt log: checkpoints, newest first. */
-import { SHORT_SESSION_LENGTH, shortSession } from '../lib/short-ids.js';
+import { SHORT_SESSION_LENGTH, shortSession } from '../lib/model/short-ids.js';
 import { Option, type Command } from 'commander';
-import type { CheckpointRecord } from '../lib/ledger.js';
+import type { CheckpointRecord } from '../lib/model/ledger.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
-import { turnTitleKey } from '../lib/ledger.js';
-import { checkpointView } from '../lib/views.js';
+import { turnTitleKey } from '../lib/model/ledger.js';
+import { checkpointView } from '../lib/surfaces/views.js';
 import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {

@@ -2,11 +2,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Option, type Command } from 'commander';
-import { CkptError } from '../lib/errors.js';
-import { HOOK_AGENTS, type Scope } from '../lib/agent-config.js';
-import { packageRoot } from '../lib/layout.js';
-import { locateWorkspace } from '../lib/locate.js';
-import { installMcp, mcpStatus, mcpTarget, uninstallMcp } from '../lib/mcp-install.js';
+import { CkptError } from '../lib/model/errors.js';
+import { HOOK_AGENTS, type Scope } from '../lib/agents/agent-config.js';
+import { packageRoot } from '../lib/store/layout.js';
+import { locateWorkspace } from '../lib/store/locate.js';
+import { installMcp, mcpStatus, mcpTarget, uninstallMcp } from '../lib/agents/mcp-install.js';
 import { agentsNamed, argsOf, printJson, repeatable, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 
@@ -33,7 +33,7 @@ async function runMcp(argv: McpArgs): Promise<void> {
   if (!argv.action) {
     if (argv.agent || argv.scope || argv.json)
       throw new CkptError('usage', '--agent, --scope and --json go with install, uninstall or status');
-    const { serveMcp } = await import('../lib/mcp.js');
+    const { serveMcp } = await import('../lib/surfaces/mcp.js');
     const version = (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
     // stdout is the protocol's: anything else printed by mistake goes to stderr.
     console.log = console.error;

@@ -1,9 +1,9 @@
 /** Output shared by restore, revert and undo: the plan table and the summary. */
 import type { Command } from 'commander';
-import type { OperationReport, RecoveryReport } from '../lib/restore.js';
-import { operationView } from '../lib/views.js';
-import type { PlannedFile } from '../lib/restore-plan.js';
-import { displayPath } from '../lib/paths.js';
+import type { OperationReport, RecoveryReport } from '../lib/restore/restore.js';
+import { operationView } from '../lib/surfaces/views.js';
+import type { PlannedFile } from '../lib/restore/restore-plan.js';
+import { displayPath } from '../lib/model/paths.js';
 import { printJson } from './common.js';
 import { dim, green, red, shortId, yellow } from './format.js';
 

@@ -1,6 +1,6 @@
 /** git ckpt restore: make the workspace (or some paths) match a checkpoint; --continue / --abort an interrupted one. */
 import type { Command } from 'commander';
-import { CkptError } from '../lib/errors.js';
+import { CkptError } from '../lib/model/errors.js';
 import { argsOf, openWorkspace, workspacePaths, type GlobalArgs } from './common.js';
 import { exitCodeFor, previewOptions, printOperation, printRecovery } from './operation.js';
 

@@ -4,7 +4,7 @@
  * (`turn:3..turn:5[@session]`), a turn or a whole agent session.
  */
 import { Option, type Command } from 'commander';
-import { CkptError } from '../lib/errors.js';
+import { CkptError } from '../lib/model/errors.js';
 import { argsOf, nonNegativeInt, openWorkspace, type GlobalArgs } from './common.js';
 import { exitCodeFor, previewOptions, printOperation } from './operation.js';
 

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { DiffFormat } from '../lib/workspace.js';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { attribution, bold, relativeAge, skippedLines, statsText, yellow, useColor } from './format.js';
-import { checkpointView } from '../lib/views.js';
+import { checkpointView } from '../lib/surfaces/views.js';
 
 interface ShowArgs extends GlobalArgs {
   ckpt?: string;

@@ -1,8 +1,8 @@
 /** git ckpt snapshot: capture the workspace as a checkpoint. */
 import { Option, type Command } from 'commander';
-import { USER_KINDS, type UserKind } from '../lib/ledger.js';
+import { USER_KINDS, type UserKind } from '../lib/model/ledger.js';
 import type { SnapshotRequest } from '../lib/workspace.js';
-import type { SnapshotProgress, SnapshotResult } from '../lib/snapshot.js';
+import type { SnapshotProgress, SnapshotResult } from '../lib/capture/snapshot.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { shortId, skippedLines, statsText } from './format.js';
 

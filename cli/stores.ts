@@ -1,6 +1,6 @@
 /** git ckpt stores: every workspace store under the store root; --prune-missing removes those of deleted workspaces. */
 import type { Command } from 'commander';
-import { listStores, pruneMissingStores } from '../lib/stores.js';
+import { listStores, pruneMissingStores } from '../lib/store/stores.js';
 import { argsOf, printJson, type GlobalArgs } from './common.js';
 import { dim, formatBytes, relativeAge, yellow } from './format.js';
 

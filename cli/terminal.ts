@@ -6,7 +6,7 @@
  * ends the command quietly.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { git } from '../lib/runner.js';
+import { git } from '../lib/git/runner.js';
 import { setColor } from './format.js';
 
 export type ColorMode = 'auto' | 'always' | 'never';

@@ -1,6 +1,6 @@
 /** git ckpt ui: the web timeline on 127.0.0.1, until interrupted. */
 import type { Command } from 'commander';
-import { CkptError } from '../lib/errors.js';
+import { CkptError } from '../lib/model/errors.js';
 import { argsOf, nonNegativeInt, startDir, type GlobalArgs } from './common.js';
 
 interface UiArgs extends GlobalArgs {
@@ -19,7 +19,7 @@ export function define(command: Command): Command {
 async function runUi(argv: UiArgs): Promise<void> {
   const port = nonNegativeInt('port', argv.port) ?? 0;
   if (port > 65535) throw new CkptError('usage', `--port takes a port from 0 to 65535 (0: a free one), not ${port}`);
-  const { startUiServer } = await import('../lib/ui-server.js');
+  const { startUiServer } = await import('../lib/surfaces/ui-server.js');
   const server = await startUiServer({ cwd: startDir(argv), port });
   process.stdout.write(`git ckpt ui: ${server.url}\n(Ctrl-C to stop; the URL carries this run's token)\n`);
   if (argv.open !== false) {

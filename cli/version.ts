@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { packageRoot } from '../lib/layout.js';
-import { gitVersion, MIN_GIT, versionBelow } from '../lib/runner.js';
+import { packageRoot } from '../lib/store/layout.js';
+import { gitVersion, MIN_GIT, versionBelow } from '../lib/git/runner.js';
 
 export async function printVersion(json: boolean): Promise<void> {
   const ckpt = (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;

@@ -17,7 +17,7 @@ export {
   type ListResult,
   type StatusReport,
 } from './workspace.js';
-export type { SnapshotResult, SnapshotProgress } from './snapshot.js';
+export type { SnapshotResult, SnapshotProgress } from './capture/snapshot.js';
 export type {
   OperationReport,
   RecoveryReport,
@@ -26,16 +26,16 @@ export type {
   UndoOptions,
   OperationOptions,
   InterruptedOperation,
-} from './restore.js';
-export type { RevertSelection } from './address.js';
-export type { GcReport, GcOptions } from './gc.js';
-export type { ForgetReport, ForgetOptions } from './forget.js';
-export type { ForgetInput, ForgetRequest, ForgetSelection, DropReason } from './forget-plan.js';
-export type { FsckReport, RebuildReport } from './fsck.js';
-export type { CheckpointRecord, CheckpointKind, UserKind, SkippedPath, ChangedPath, OperationInfo } from './ledger.js';
-export { USER_KINDS } from './ledger.js';
-export { CkptError, isCkptError, type ErrorCode } from './errors.js';
-export { parseAddress, resolveAddress, resolveInView, revertSelection, type Address, type LedgerView } from './address.js';
-export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './retention.js';
-export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile } from './restore-plan.js';
-export type { TreeEntry } from './tree.js';
+} from './restore/restore.js';
+export type { RevertSelection } from './model/address.js';
+export type { GcReport, GcOptions } from './retain/gc.js';
+export type { ForgetReport, ForgetOptions } from './retain/forget.js';
+export type { ForgetInput, ForgetRequest, ForgetSelection, DropReason } from './retain/forget-plan.js';
+export type { FsckReport, RebuildReport } from './retain/fsck.js';
+export type { CheckpointRecord, CheckpointKind, UserKind, SkippedPath, ChangedPath, OperationInfo } from './model/ledger.js';
+export { USER_KINDS } from './model/ledger.js';
+export { CkptError, isCkptError, type ErrorCode } from './model/errors.js';
+export { parseAddress, resolveAddress, resolveInView, revertSelection, type Address, type LedgerView } from './model/address.js';
+export { planRetention, retentionPolicy, type RetentionPolicy, type RetentionPlan } from './model/retention.js';
+export { reconcile, restoreWants, revertWants, staleUndoPaths, type Plan, type PlannedFile } from './restore/restore-plan.js';
+export type { TreeEntry } from './model/tree.js';

@@ -3,26 +3,34 @@
  * diff its checkpoints, and report its status. An agent harness can embed this
  * in-process; the CLI is a thin layer over it.
  */
-import { shortId } from './short-ids.js';
+import { shortId } from './model/short-ids.js';
 import { existsSync } from 'node:fs';
-import { describeMissing, resolveInView, resolveSession, revertTargets, type LedgerView, type RevertSelection } from './address.js';
-import type { FsckReport, RebuildReport } from './fsck.js';
-import type { GcOptions, GcReport } from './gc.js';
-import type { ForgetOptions, ForgetReport } from './forget.js';
-import type { ForgetInput } from './forget-plan.js';
-import { probeDegraded, type DegradedMap } from './probe.js';
-import { noCheckpointYet, runningBaseline, startBaseline, withBaselineHeartbeat, type BaselineState } from './baseline.js';
-import { asCkptError, CkptError, isCkptError, storeUnwritable } from './errors.js';
-import { readLedger, turnTitleKey, USER_KINDS, type CheckpointRecord, type LedgerRead, type SkippedPath, type UserKind } from './ledger.js';
-import { serialize, withLock } from './lock.js';
-import { DEFAULT_SETTINGS, readSettings, type Settings } from './settings.js';
-import type { StoreContext } from './context.js';
-import { crashPoint } from './crash-point.js';
-import { removeGitDebris } from './housekeeping.js';
-import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
-import { diffTrees, showBase, type DiffFormat } from './inspect.js';
-import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store.js';
-import { locateWorkspace, type WorkspaceLocation } from './locate.js';
+import { describeMissing, resolveInView, resolveSession, revertTargets, type LedgerView, type RevertSelection } from './model/address.js';
+import type { FsckReport, RebuildReport } from './retain/fsck.js';
+import type { GcOptions, GcReport } from './retain/gc.js';
+import type { ForgetOptions, ForgetReport } from './retain/forget.js';
+import type { ForgetInput } from './retain/forget-plan.js';
+import { probeDegraded, type DegradedMap } from './store/probe.js';
+import { noCheckpointYet, runningBaseline, startBaseline, withBaselineHeartbeat, type BaselineState } from './capture/baseline.js';
+import { asCkptError, CkptError, isCkptError, storeUnwritable } from './model/errors.js';
+import {
+  readLedger,
+  turnTitleKey,
+  USER_KINDS,
+  type CheckpointRecord,
+  type LedgerRead,
+  type SkippedPath,
+  type UserKind,
+} from './model/ledger.js';
+import { serialize, withLock } from './store/lock.js';
+import { DEFAULT_SETTINGS, readSettings, type Settings } from './store/settings.js';
+import type { StoreContext } from './store/context.js';
+import { crashPoint } from './model/crash-point.js';
+import { removeGitDebris } from './capture/housekeeping.js';
+import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, type SnapshotResult } from './capture/snapshot.js';
+import { diffTrees, showBase, type DiffFormat } from './inspect/inspect.js';
+import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store/store.js';
+import { locateWorkspace, type WorkspaceLocation } from './store/locate.js';
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
 import type {
   InterruptedOperation,
@@ -32,7 +40,7 @@ import type {
   RestoreOptions,
   RevertOptions,
   UndoOptions,
-} from './restore.js';
+} from './restore/restore.js';
 /**
  * Modules the hook path never runs, loaded on first use. The hook's bundle
  * leaves them out (scripts/bundle.mjs points these imports at dist/lib/):
@@ -42,11 +50,11 @@ const lazy = <T>(load: () => Promise<T>): (() => Promise<T>) => {
   let loaded: Promise<T> | undefined;
   return () => (loaded ??= load());
 };
-const restoreModule = lazy(() => import('./restore.js'));
-const gcModule = lazy(() => import('./gc.js'));
-const fsckModule = lazy(() => import('./fsck.js'));
-const forgetModule = lazy(() => import('./forget.js'));
-const forgetPlanModule = lazy(() => import('./forget-plan.js'));
+const restoreModule = lazy(() => import('./restore/restore.js'));
+const gcModule = lazy(() => import('./retain/gc.js'));
+const fsckModule = lazy(() => import('./retain/fsck.js'));
+const forgetModule = lazy(() => import('./retain/forget.js'));
+const forgetPlanModule = lazy(() => import('./retain/forget-plan.js'));
 
 /** A snapshot as a person or a harness asks for one. */
 export interface SnapshotRequest {
@@ -62,7 +70,7 @@ export interface SnapshotRequest {
   signal?: AbortSignal;
 }
 
-export type { DiffFormat } from './inspect.js';
+export type { DiffFormat } from './inspect/inspect.js';
 
 export interface ListOptions {
   /** Only this session's checkpoints (a unique prefix of its id). */

@@ -29,7 +29,7 @@ const withRequire = {
 };
 
 /** The workspace's on-demand modules, left out of the hook bundle: they resolve to dist/lib/ at run time. */
-const LAZY_LIB = /^\.\/(restore|gc|fsck|forget|forget-plan)\.js$/;
+const LAZY_LIB = /^\.\/(restore\/restore|retain\/(gc|fsck|forget|forget-plan))\.js$/;
 const lazyLibOutside = {
   name: 'lazy-lib-outside',
   setup(b) {

@@ -4,19 +4,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  ckpt,
-  ckptJson,
-  killDuring,
-  ledgerLines,
-  lsTree,
-  sandbox,
-  startCli,
-  storeDir,
-  treeState,
-  write,
-  libPath,
-} from './helpers.mjs';
+import { ckpt, ckptJson, killDuring, ledgerLines, lsTree, sandbox, startCli, storeDir, treeState, write, libPath } from './helpers.mjs';
 
 const plan = await import(libPath('forget-plan'));
 const { commitMessage, recordFromCommit } = await import(libPath('trailers'));

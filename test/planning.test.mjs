@@ -186,7 +186,7 @@ test('commit messages carry one-line trailers whatever the metadata holds', (t) 
 });
 
 test('one line rule for messages, trailers and summaries: breaks and tabs become one space, typed spaces stay, cuts end in …', async (t) => {
-  const { oneLine } = await import(libPath('describe'));
+  const { oneLine } = await import(libPath('text'));
   t.is(oneLine('npm  test', 50), 'npm  test', 'runs of plain spaces are kept: a message comes back from its commit as typed');
   t.is(oneLine('  a \n   b\r\n\tc  ', 50), 'a b c');
   t.is(oneLine('a\u2028b\vc\fd', 50), 'a b c d', 'no blank that some reader takes for a line break survives');

@@ -6,8 +6,8 @@ import { html as diffHtml } from 'diff2html';
 import { ColorSchemeType } from 'diff2html/lib/types';
 import 'diff2html/bundles/css/diff2html.min.css';
 import './app.css';
-import type { CheckpointView, OperationView } from '../lib/views.js';
-import { shortId, shortSession } from '../lib/short-ids.js';
+import type { CheckpointView, OperationView } from '../lib/surfaces/views.js';
+import { shortId, shortSession } from '../lib/model/short-ids.js';
 
 // The records as the server sends them: the one view every surface gives (lib/views.ts).
 type Entry = CheckpointView;

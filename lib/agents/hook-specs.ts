@@ -1,0 +1,292 @@
+/**
+ * Pure: each agent's hook wiring as data (its config file, layout, events and
+ * handler shape), and the merge that adds one handler per event, recognised by
+ * the entry script's name, keeping every other setting and hook as it was.
+ * Installing twice changes nothing.
+ */
+import { CkptError } from '../model/errors.js';
+import type { Phase } from '../model/hook-payload.js';
+import { isObject, type HookAgent, type Json, type Scope } from './agent-config.js';
+
+/** The entry script's file name: how our handlers are recognised in any config. */
+export const ENTRY_NAME = 'git-ckpt-hook';
+
+interface EventWiring {
+  event: string;
+  phase: Phase;
+  /** Tool events: the agent's matcher for the tools that can change files (every tool where it has no such syntax). */
+  tools?: boolean;
+}
+
+interface AgentSpec {
+  /** Config file, relative to the project root or to the home directory. */
+  file: Record<Scope, string>;
+  /** `nested`: event → [{matcher, hooks: [handler]}] (Claude, Codex, Gemini); `flat`: event → [handler]. */
+  layout: 'nested' | 'flat';
+  /** Keys a new file starts with. */
+  skeleton: Record<string, unknown>;
+  /**
+   * The matcher of tool events (nested layout): every tool but the read-only ones,
+   * where the agent's matcher is a JavaScript regular expression. A tool not in
+   * the list stays wired, the safe side; edits made while a read-only tool ran
+   * are caught by the next mutating call's pre hook or by the turn's end.
+   */
+  toolMatcher?: string;
+  events: EventWiring[];
+  handler(command: string, phase: Phase, event: string): Record<string, unknown>;
+  /** Where the command string lives in a handler. */
+  commandKey: string;
+}
+
+const TIMEOUT_S = 30;
+
+/** Pure: a JavaScript regular expression that matches every tool name but these. */
+function allToolsBut(readOnly: readonly string[]): string {
+  return `^(?!(?:${readOnly.join('|')})$)`;
+}
+
+/** Tools that cannot change files, by agent (hooks/README.md lists them). */
+const READ_ONLY_TOOLS = {
+  claude: [
+    'Read',
+    'Glob',
+    'Grep',
+    'LS',
+    'WebFetch',
+    'WebSearch',
+    'TodoWrite',
+    'TodoRead',
+    'NotebookRead',
+    'ExitPlanMode',
+    'EnterPlanMode',
+    'AskUserQuestion',
+    'BashOutput',
+    'TaskOutput',
+    'TaskList',
+    'TaskGet',
+    'ListMcpResourcesTool',
+    'ReadMcpResourceTool',
+    'ToolSearch',
+  ],
+  gemini: [
+    'read_file',
+    'read_many_files',
+    'glob',
+    'grep_search',
+    'search_file_content',
+    'list_directory',
+    'web_fetch',
+    'google_web_search',
+    'write_todos',
+    'ask_user',
+    'get_internal_docs',
+    'enter_plan_mode',
+    'exit_plan_mode',
+  ],
+} as const;
+
+/** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
+function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatcher: string): AgentSpec {
+  return {
+    file: { project: `${dir}/${file}`, user: `${dir}/${file}` },
+    layout: 'nested',
+    skeleton: {},
+    toolMatcher,
+    events: [
+      { event: 'PreToolUse', phase: 'pre', tools: true },
+      { event: 'PostToolUse', phase: 'post', tools: true },
+      ...(withFailure ? [{ event: 'PostToolUseFailure', phase: 'post' as const, tools: true }] : []),
+      { event: 'UserPromptSubmit', phase: 'turn-start' },
+      { event: 'Stop', phase: 'turn-end' },
+      { event: 'SubagentStop', phase: 'subagent-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    // Post hooks run in the background (`async`): the agent waits only for the pre hook. The next
+    // pre, the prompt and the turn's end are synchronous and take a post that has not come yet as
+    // that call's (turns.ts), so a post killed at the session's end loses nothing.
+    // A failed call's post stays synchronous: its error is recorded on its own checkpoint, before the turn ends.
+    handler: (command, _phase, event) => ({
+      type: 'command',
+      command,
+      timeout: TIMEOUT_S,
+      ...(event === 'PostToolUse' ? { async: true } : {}),
+    }),
+    commandKey: 'command',
+  };
+}
+
+/** @public (tests use it) */
+export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
+  claude: claudeStyle('.claude', 'settings.json', true, allToolsBut(READ_ONLY_TOOLS.claude)),
+  // Codex has no PostToolUseFailure (its PostToolUse also fires after a failed shell command), and
+  // hooks only its shell, apply_patch and MCP tools; its matcher is a Rust regex, without look-ahead.
+  codex: claudeStyle('.codex', 'hooks.json', false, '*'),
+  gemini: {
+    file: { project: '.gemini/settings.json', user: '.gemini/settings.json' },
+    layout: 'nested',
+    skeleton: {},
+    toolMatcher: allToolsBut(READ_ONLY_TOOLS.gemini),
+    events: [
+      { event: 'BeforeTool', phase: 'pre', tools: true },
+      { event: 'AfterTool', phase: 'post', tools: true },
+      { event: 'BeforeAgent', phase: 'turn-start' },
+      { event: 'AfterAgent', phase: 'turn-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    // Gemini's timeout is in milliseconds.
+    handler: (command, phase) => ({ name: `git-ckpt-${phase}`, type: 'command', command, timeout: TIMEOUT_S * 1000 }),
+    commandKey: 'command',
+  },
+  cursor: {
+    file: { project: '.cursor/hooks.json', user: '.cursor/hooks.json' },
+    layout: 'flat',
+    skeleton: { version: 1 },
+    events: [
+      { event: 'preToolUse', phase: 'pre' },
+      { event: 'postToolUse', phase: 'post' },
+      { event: 'postToolUseFailure', phase: 'post' },
+      { event: 'beforeSubmitPrompt', phase: 'turn-start' },
+      { event: 'stop', phase: 'turn-end' },
+      { event: 'subagentStop', phase: 'subagent-end' },
+      { event: 'sessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ command, timeout: TIMEOUT_S }),
+    commandKey: 'command',
+  },
+  copilot: {
+    file: { project: '.github/hooks/git-ckpt.json', user: '.copilot/hooks/git-ckpt.json' },
+    layout: 'flat',
+    skeleton: { version: 1 },
+    events: [
+      { event: 'preToolUse', phase: 'pre' },
+      { event: 'postToolUse', phase: 'post' },
+      { event: 'postToolUseFailure', phase: 'post' },
+      { event: 'userPromptSubmitted', phase: 'turn-start' },
+      { event: 'agentStop', phase: 'turn-end' },
+      { event: 'subagentStop', phase: 'subagent-end' },
+      { event: 'sessionStart', phase: 'session-start' },
+    ],
+    handler: (command) => ({ type: 'command', bash: command, timeoutSec: TIMEOUT_S }),
+    commandKey: 'bash',
+  },
+};
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Pure: the command an agent runs. Through `sh`, so the script needs no exec
+ * bit; stderr silenced and `|| true`, so even a deleted script cannot turn into
+ * an error the agent acts on (Gemini denies a tool on exit 127 with stderr).
+ * @public (tests use it)
+ */
+export function hookCommand(script: string, agent: HookAgent, phase: Phase): string {
+  return `sh ${shellQuote(script)} ${agent} ${phase} 2>/dev/null || true`;
+}
+
+function isOurs(handler: unknown, spec: AgentSpec): boolean {
+  return isObject(handler) && typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
+}
+
+/** How many of our handlers a list item holds: the item itself (flat layout) or its `hooks` (nested). */
+function oursIn(item: unknown, spec: AgentSpec): number {
+  if (spec.layout === 'flat') return isOurs(item, spec) ? 1 : 0;
+  return isObject(item) && Array.isArray(item.hooks) ? item.hooks.filter((h) => isOurs(h, spec)).length : 0;
+}
+
+function hooksTable(config: Json, file: string): Json {
+  if (config.hooks === undefined) return {};
+  if (!isObject(config.hooks)) throw new CkptError('config', `${file}: "hooks" is not an object; left untouched`);
+  return config.hooks;
+}
+
+function eventList(hooks: Json, event: string, file: string): unknown[] {
+  const list = hooks[event];
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new CkptError('config', `${file}: hooks.${event} is not a list; left untouched`);
+  return list;
+}
+
+/** Pure: the config without any of our handlers (other hooks and groups kept as they were). @public (tests use it) */
+export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Json {
+  const spec = AGENT_SPECS[agent];
+  const hooks = hooksTable(config, file);
+  const next: Json = {};
+  for (const [event, value] of Object.entries(hooks)) {
+    if (!Array.isArray(value)) {
+      next[event] = value;
+      continue;
+    }
+    let touched = false;
+    const kept: unknown[] = [];
+    for (const item of value) {
+      if (oursIn(item, spec) === 0) {
+        kept.push(item);
+        continue;
+      }
+      touched = true;
+      if (spec.layout === 'nested') {
+        const rest = ((item as Json).hooks as unknown[]).filter((h) => !isOurs(h, spec));
+        if (rest.length) kept.push({ ...(item as Json), hooks: rest });
+      }
+    }
+    if (!touched || kept.length) next[event] = touched ? kept : value;
+  }
+  const out: Json = { ...config, hooks: next };
+  if (Object.keys(next).length === 0 && config.hooks !== undefined && Object.keys(hooks).length > 0) delete out.hooks;
+  if (config.hooks === undefined) delete out.hooks;
+  return out;
+}
+
+function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): unknown {
+  const handler = spec.handler(command, wiring.phase, wiring.event);
+  if (spec.layout === 'flat') return handler;
+  return wiring.tools ? { matcher: spec.toolMatcher ?? '*', hooks: [handler] } : { hooks: [handler] };
+}
+
+/** Pure: the config with our handlers wired for every event (idempotent). @public (tests use it) */
+export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config'): Json {
+  const spec = AGENT_SPECS[agent];
+  const table = hooksTable(config, file);
+  for (const w of spec.events) eventList(table, w.event, file);
+  if (isWired(config, agent, script)) return config;
+  const base = removeHooks(config, agent, file);
+  const hooks: Json = { ...(isObject(base.hooks) ? base.hooks : {}) };
+  for (const w of spec.events) {
+    hooks[w.event] = [...eventList(hooks, w.event, file), desiredEntry(spec, w, hookCommand(script, agent, w.phase))];
+  }
+  return { ...spec.skeleton, ...base, hooks };
+}
+
+/** Pure: the events where our handler is wired (whatever script path it names). @public (tests use it) */
+export function wiredEvents(config: Json, agent: HookAgent): string[] {
+  const spec = AGENT_SPECS[agent];
+  if (!isObject(config.hooks)) return [];
+  const hooks = config.hooks;
+  return spec.events
+    .map((w) => w.event)
+    .filter((event) => {
+      const list = hooks[event];
+      if (!Array.isArray(list)) return false;
+      return list.some((item) => oursIn(item, spec) > 0);
+    });
+}
+
+/** Pure: whether every event carries exactly the wanted handler, once. */
+function isWired(config: Json, agent: HookAgent, script: string): boolean {
+  const spec = AGENT_SPECS[agent];
+  if (!isObject(config.hooks)) return false;
+  const hooks = config.hooks;
+  let ours = 0;
+  for (const list of Object.values(hooks)) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list) ours += oursIn(item, spec);
+  }
+  if (ours !== spec.events.length) return false;
+  return spec.events.every((w) => {
+    const list = hooks[w.event];
+    const wanted = JSON.stringify(desiredEntry(spec, w, hookCommand(script, agent, w.phase)));
+    return Array.isArray(list) && list.some((item) => JSON.stringify(item) === wanted);
+  });
+}

@@ -1,0 +1,205 @@
+/**
+ * `git ckpt mcp install|uninstall|status`: the MCP server in each agent's own
+ * MCP configuration, merged (other servers and settings stay as they are),
+ * idempotent, with a backup under the store root before any change.
+ *
+ *   agent    project file          user file                  format
+ *   claude   .mcp.json             ~/.claude.json             mcpServers (type stdio)
+ *   codex    .codex/config.toml    $CODEX_HOME/config.toml    [mcp_servers.git-ckpt]
+ *   gemini   .gemini/settings.json ~/.gemini/settings.json    mcpServers
+ *   cursor   .cursor/mcp.json      ~/.cursor/mcp.json         mcpServers
+ *   copilot  .github/mcp.json      $COPILOT_HOME/mcp-config.json  mcpServers (type local)
+ *
+ * Codex's TOML is the user's own text: our table is appended between marker
+ * comments and removed by them, so their comments and layout survive; the
+ * result is parsed before it is written.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { CkptError } from '../model/errors.js';
+import { readConfig, writeConfig, writeConfigText, type HookAgent, type Json, type Scope } from './agent-config.js';
+import { mcpEntryScript } from '../store/layout.js';
+
+/** The server's name in every agent's configuration. */
+const MCP_SERVER_NAME = 'git-ckpt';
+
+export interface McpTarget {
+  agent: HookAgent;
+  scope: Scope;
+  file: string;
+}
+
+export interface McpInstallResult extends McpTarget {
+  changed: boolean;
+  backup?: string;
+}
+
+export interface McpStatus extends McpTarget {
+  state: 'installed' | 'not installed' | 'outdated' | 'unreadable';
+  /** The script the installed entry names no longer exists. */
+  brokenScript?: boolean;
+  error?: string;
+}
+
+const home = (env: NodeJS.ProcessEnv) => env.HOME ?? homedir();
+
+export function mcpTarget(agent: HookAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): McpTarget {
+  const project = (rel: string) => path.join(path.resolve(projectRoot), rel);
+  const files: Record<HookAgent, () => string> = {
+    claude: () => (scope === 'project' ? project('.mcp.json') : path.join(home(env), '.claude.json')),
+    codex: () =>
+      scope === 'project' ? project('.codex/config.toml') : path.join(env.CODEX_HOME ?? path.join(home(env), '.codex'), 'config.toml'),
+    gemini: () => (scope === 'project' ? project('.gemini/settings.json') : path.join(home(env), '.gemini', 'settings.json')),
+    cursor: () => (scope === 'project' ? project('.cursor/mcp.json') : path.join(home(env), '.cursor', 'mcp.json')),
+    copilot: () =>
+      scope === 'project'
+        ? project('.github/mcp.json')
+        : path.join(env.COPILOT_HOME ?? path.join(home(env), '.copilot'), 'mcp-config.json'),
+  };
+  return { agent, scope, file: files[agent]() };
+}
+
+/** Pure: the server entry an agent's JSON configuration gets. @public (tests use it) */
+export function serverEntry(agent: HookAgent, script: string): Json {
+  const launch = { command: 'sh', args: [script] };
+  if (agent === 'claude') return { type: 'stdio', ...launch };
+  if (agent === 'copilot') return { type: 'local', ...launch, tools: ['*'] };
+  return launch;
+}
+
+const TOML_BEGIN = '# git-ckpt: begin (written by `git ckpt mcp install`; `git ckpt mcp uninstall` removes it)';
+const TOML_END = '# git-ckpt: end';
+
+/** A TOML string (basic string, escaped). */
+function tomlString(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** Pure: Codex's table for the server, between the markers. */
+function tomlBlock(script: string): string {
+  return `${TOML_BEGIN}\n[mcp_servers.${MCP_SERVER_NAME}]\ncommand = "sh"\nargs = [${tomlString(script)}]\n${TOML_END}\n`;
+}
+
+/** Pure: the text without our marked block (and the blank line before it). */
+function withoutTomlBlock(text: string): string {
+  const begin = text.indexOf(TOML_BEGIN);
+  if (begin < 0) return text;
+  const end = text.indexOf(TOML_END, begin);
+  if (end < 0) return text;
+  const after = text.slice(end + TOML_END.length).replace(/^\r?\n/, '');
+  return `${text.slice(0, begin).replace(/\n\n$/, '\n')}${after}`;
+}
+
+function readToml(file: string): { text: string; parsed: Json } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CkptError('config', `cannot read ${file}: ${(err as Error).message}; left untouched`);
+  }
+  try {
+    return { text, parsed: parseToml(text) as Json };
+  } catch (err) {
+    throw new CkptError('config', `cannot parse ${file} (${(err as Error).message.split('\n')[0]}); left untouched`);
+  }
+}
+
+function installedEntry(target: McpTarget): Json | undefined {
+  if (target.agent === 'codex') {
+    const servers = readToml(target.file)?.parsed.mcp_servers as Json | undefined;
+    return servers?.[MCP_SERVER_NAME] as Json | undefined;
+  }
+  return (readConfig(target.file)?.mcpServers as Json | undefined)?.[MCP_SERVER_NAME] as Json | undefined;
+}
+
+/** Whether an installed entry launches what we would write: its other keys (env, timeout …) are the user's. */
+function sameLaunch(installed: unknown, wanted: Json): boolean {
+  if (!installed || typeof installed !== 'object') return false;
+  const entry = installed as Json;
+  return Object.keys(wanted).every((k) => JSON.stringify(entry[k]) === JSON.stringify(wanted[k]));
+}
+
+/** The `mcpServers` object of a JSON config, or a `config` error when it is something else. */
+function serversOf(config: Json | undefined, file: string): Json {
+  const servers = config?.mcpServers ?? {};
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
+    throw new CkptError('config', `${file}: "mcpServers" is not an object; left untouched`);
+  return servers as Json;
+}
+
+export function installMcp(target: McpTarget, script = mcpEntryScript(), env: NodeJS.ProcessEnv = process.env): McpInstallResult {
+  if (target.agent === 'codex') return installToml(target, script, env);
+  const current = readConfig(target.file);
+  const servers = serversOf(current, target.file);
+  const entry = serverEntry(target.agent, script);
+  const installed = servers[MCP_SERVER_NAME];
+  if (sameLaunch(installed, entry)) return { ...target, changed: false };
+  // Keys the user added to our entry (env, timeout …) stay.
+  const kept = installed && typeof installed === 'object' && !Array.isArray(installed) ? (installed as Json) : {};
+  const next = { ...(current ?? {}), mcpServers: { ...servers, [MCP_SERVER_NAME]: { ...kept, ...entry } } };
+  const backup = writeConfig(target.file, next, current !== undefined, env);
+  return { ...target, changed: true, ...(backup ? { backup } : {}) };
+}
+
+function installToml(target: McpTarget, script: string, env: NodeJS.ProcessEnv): McpInstallResult {
+  const current = readToml(target.file);
+  const existing = (current?.parsed.mcp_servers as Json | undefined)?.[MCP_SERVER_NAME];
+  const wanted = { command: 'sh', args: [script] };
+  if (existing && sameLaunch(existing, wanted)) return { ...target, changed: false };
+  if (current && current.text.includes(TOML_BEGIN) !== current.text.includes(TOML_END))
+    throw new CkptError('config', `${target.file}: git-ckpt's marker lines are not both there; left untouched`);
+  if (existing && !current!.text.includes(TOML_BEGIN))
+    throw new CkptError('config', `${target.file} has its own [mcp_servers.${MCP_SERVER_NAME}]; left untouched`);
+  const base = withoutTomlBlock(current?.text ?? '');
+  const text = `${base}${base && !base.endsWith('\n') ? '\n' : ''}${base.trim() ? '\n' : ''}${tomlBlock(script)}`;
+  try {
+    parseToml(text);
+  } catch (err) {
+    throw new CkptError(
+      'config',
+      `${target.file}: adding the server would not parse (${(err as Error).message.split('\n')[0]}); left untouched`,
+    );
+  }
+  const backup = writeConfigText(target.file, text, current !== undefined, env);
+  return { ...target, changed: true, ...(backup ? { backup } : {}) };
+}
+
+export function uninstallMcp(target: McpTarget, env: NodeJS.ProcessEnv = process.env): McpInstallResult {
+  if (target.agent === 'codex') {
+    const current = readToml(target.file);
+    if (!current?.text.includes(TOML_BEGIN)) return { ...target, changed: false };
+    if (!current.text.includes(TOML_END))
+      throw new CkptError(
+        'config',
+        `${target.file}: git-ckpt's end marker is gone; remove its [mcp_servers.${MCP_SERVER_NAME}] table by hand`,
+      );
+    const backup = writeConfigText(target.file, withoutTomlBlock(current.text), true, env);
+    return { ...target, changed: true, ...(backup ? { backup } : {}) };
+  }
+  const current = readConfig(target.file);
+  const servers = serversOf(current, target.file);
+  if (!current || !(MCP_SERVER_NAME in servers)) return { ...target, changed: false };
+  const { [MCP_SERVER_NAME]: _ours, ...others } = servers;
+  const next: Json = { ...current, mcpServers: others };
+  const backup = writeConfig(target.file, next, true, env);
+  return { ...target, changed: true, ...(backup ? { backup } : {}) };
+}
+
+export function mcpStatus(target: McpTarget, script = mcpEntryScript()): McpStatus {
+  let entry: Json | undefined;
+  try {
+    entry = installedEntry(target);
+  } catch (err) {
+    return { ...target, state: 'unreadable', error: (err as Error).message };
+  }
+  if (!entry) return { ...target, state: 'not installed' };
+  const named = Array.isArray(entry.args)
+    ? (entry.args as unknown[]).find((a) => typeof a === 'string' && a.endsWith('git-ckpt-mcp'))
+    : undefined;
+  const brokenScript = typeof named === 'string' && !existsSync(named);
+  const wanted = target.agent === 'codex' ? { command: 'sh', args: [script] } : serverEntry(target.agent, script);
+  return { ...target, state: sameLaunch(entry, wanted) ? 'installed' : 'outdated', ...(brokenScript ? { brokenScript } : {}) };
+}

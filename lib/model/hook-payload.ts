@@ -1,0 +1,318 @@
+/**
+ * Pure parsing of agent hook payloads. Each agent names the same facts
+ * differently (as each agent's hook documentation names them, and as their real
+ * CLIs send them in test/agents/):
+ *
+ *   agent    session                 turn            tool call     tool / input
+ *   claude   session_id              prompt_id       tool_use_id   tool_name / tool_input
+ *   codex    session_id              turn_id         tool_use_id   tool_name / tool_input
+ *   gemini   session_id              —               —             tool_name / tool_input
+ *   cursor   conversation_id         generation_id   tool_use_id   tool_name / tool_input
+ *   copilot  sessionId | session_id  —               —             toolName / toolArgs (or tool_name / tool_input)
+ *   generic  any of the above, plus Cline's taskId and Windsurf's trajectory_id / execution_id
+ *
+ * Cursor and Copilot also run hooks configured for Claude, with their own
+ * payload shape, so every parser reads every spelling. Nothing here throws:
+ * a payload that cannot be read yields an unattributed event with the reason.
+ */
+
+import { oneLine } from './text.js';
+import { redact } from './redact.js';
+
+const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
+type Agent = (typeof AGENTS)[number];
+export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface HookEvent {
+  /** The agent really running: Copilot and Cursor also run Claude's hooks, and say so in the environment. */
+  agent: Agent;
+  /** The agent whose configuration delivered the event (the hook's command line). */
+  via: Agent;
+  phase: Phase;
+  session: string | null;
+  /** The agent's own turn id (prompt_id, turn_id, generation_id), when it gives one. */
+  turnKey: string | null;
+  /** The agent's tool-call id (tool_use_id), when it gives one. */
+  callId: string | null;
+  tool: string | null;
+  /** One line about the tool input, never file content: the file path, a patch's paths, the redacted command. */
+  input: string | null;
+  /** A tool call that failed (PostToolUseFailure and the like), with the first line of its error, redacted. */
+  failed: boolean;
+  error: string | null;
+  /** The file a file tool writes (Write, Edit, create …), as the payload names it. */
+  targetPath: string | null;
+  /** The first line of a tool's text result (redacted), for an error line when the agent reports the failure elsewhere. */
+  resultLine: string | null;
+  /** The subagent that made the call, when a subagent did. */
+  subagent: { id: string; type: string | null } | null;
+  /** The agent's transcript of the session, when the payload names it. */
+  transcript: string | null;
+  /** The prompt of a turn-start, as the agent sent it (not kept: see promptTitle). */
+  prompt: string | null;
+  /** A prompt the agent injected itself (a background task's completion), not one a person typed. */
+  injected: boolean;
+  /** The payload's own timestamp in ms: the same event delivered through two configurations shares it. */
+  eventTime: number | null;
+  /** The agent's project directory, from its environment (set by the agent, not by the payload). */
+  projectDir: string | null;
+  /** Directories the payload names: its first workspace root (Cursor) and its cwd. */
+  workspaceRoot: string | null;
+  cwd: string | null;
+  /** Why the payload could not be used fully (empty, malformed, unknown agent …). */
+  problems: string[];
+}
+
+const INPUT_MAX = 200;
+const ERROR_MAX = 200;
+const PROMPT_TITLE_MAX = 100;
+
+function str(v: unknown): string | null {
+  if (typeof v === 'string' && v.trim() !== '') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return null;
+}
+
+function pick(obj: Record<string, unknown>, ...keys: string[]): string | null {
+  for (const k of keys) {
+    const v = str(obj[k]);
+    if (v !== null) return v;
+  }
+  return null;
+}
+
+/** Tool arguments may come as an object or as a JSON string (Copilot's toolArgs, Cline's parameters). */
+function asObject(v: unknown): Record<string, unknown> | null {
+  if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  if (typeof v === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(v);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      return { command: v };
+    }
+  }
+  return null;
+}
+
+/** Keys whose value is a file path. */
+const PATH_KEYS = ['file_path', 'filePath', 'path', 'notebook_path', 'absolute_path', 'target_file'];
+/** Keys whose value is a command line. */
+const COMMAND_KEYS = ['command', 'cmd', 'commandLine', 'command_line'];
+/** Keys that describe a call without carrying file content. */
+const DESCRIPTION_KEYS = ['pattern', 'url', 'query', 'description', 'prompt', 'instruction'];
+
+/** `*** Begin Patch` (Codex apply_patch): its paths with their action, never its content. */
+const PATCH_HEADER = /^\*\*\* (Add|Update|Delete) File: (.+)$/gm;
+const PATCH_MOVE = /^\*\*\* Move to: (.+)$/gm;
+
+/** Pure: `A .env, M src/app.ts` for a patch, or null when the text is not one. */
+function summarizePatch(text: string): string | null {
+  if (!/^\s*\*\*\* Begin Patch/.test(text)) return null;
+  const letters: Record<string, string> = { Add: 'A', Update: 'M', Delete: 'D' };
+  const items = [...text.matchAll(PATCH_HEADER)].map((m) => `${letters[m[1]!]} ${m[2]!.trim()}`);
+  items.push(...[...text.matchAll(PATCH_MOVE)].map((m) => `R ${m[1]!.trim()}`));
+  return items.length ? items.join(', ') : 'patch';
+}
+
+/**
+ * Pure: the one-line summary of a tool input, which never holds file content:
+ * a file path if there is one, else a patch's paths with their action, else the
+ * command, redacted, else a description or pattern, redacted; for anything else
+ * only the argument names.
+ * @public (tests use it)
+ */
+export function summarizeInput(input: unknown): string | null {
+  const obj = asObject(input);
+  if (!obj) return null;
+  const path = pick(obj, ...PATH_KEYS);
+  if (path) return oneLine(path, INPUT_MAX);
+  const command = pick(obj, ...COMMAND_KEYS, 'patch', 'input');
+  if (command) return summarizePatch(command) ?? oneLine(redact(command), INPUT_MAX);
+  const other = pick(obj, ...DESCRIPTION_KEYS);
+  if (other) return oneLine(redact(other), INPUT_MAX);
+  const keys = Object.keys(obj);
+  return keys.length ? oneLine(`(${keys.join(', ')})`, INPUT_MAX) : null;
+}
+
+/** Pure: a turn's title from its prompt: the first line that has text, redacted, at most 100 characters. */
+export function promptTitle(prompt: string): string | null {
+  const first = prompt.split(/\r?\n/).find((l) => l.trim() !== '');
+  return first ? oneLine(redact(first), PROMPT_TITLE_MAX) : null;
+}
+
+/**
+ * Pure: a prompt the agent submitted itself. Claude Code sends a background
+ * agent's or command's completion as a UserPromptSubmit whose prompt is one
+ * `<task-notification>` element; the same shape with any `*-notification` or
+ * `system-reminder` tag is read the same way. Other agents inject none that
+ * reach their prompt hook (hooks/README.md).
+ * @public (tests use it)
+ */
+export function isInjectedPrompt(prompt: string | null): boolean {
+  if (prompt === null) return false;
+  return /^\s*<([a-z][a-z0-9]*-notification|system-reminder)>/i.test(prompt);
+}
+
+/** Pure: the agent that is really running, from the variables it sets in every hook's environment. */
+function runningAgent(configAgent: Agent, env: Record<string, string | undefined>): Agent {
+  if (configAgent === 'copilot' || configAgent === 'cursor') return configAgent;
+  if (env.COPILOT_CLI_BINARY_VERSION || env.COPILOT_HOOK_DIR || env.COPILOT_PROJECT_DIR) return 'copilot';
+  if (env.CURSOR_VERSION || env.CURSOR_PROJECT_DIR) return 'cursor';
+  return configAgent;
+}
+
+function firstLine(text: string | null): string | null {
+  if (text === null) return null;
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== '');
+  return line ? oneLine(redact(line), ERROR_MAX) : null;
+}
+
+/**
+ * Pure: a shell call that exited non-zero, where the agent reports it only in
+ * the result text (Copilot CLI fires postToolUse with `<shellId: 1 completed
+ * with exit code 3>`; Claude Code sends PostToolUseFailure instead).
+ */
+function shellExitError(payload: Record<string, unknown>): string | null {
+  const field = (o: unknown, ...keys: string[]) => (o && typeof o === 'object' ? pick(o as Record<string, unknown>, ...keys) : null);
+  // Copilot CLI: `<shellId: 1 completed with exit code 3>`; Gemini CLI: an `Exit Code: 3` line, or `Command exited with code: 3`.
+  const texts = [
+    field(payload.toolResult ?? payload.tool_result, 'textResultForLlm', 'text_result_for_llm'),
+    field(payload.tool_response, 'llmContent'),
+    field(payload.tool_response, 'returnDisplay'),
+  ];
+  for (const text of texts) {
+    const code = text
+      ? (/completed with exit code (\d+)>/.exec(text) ??
+          /^Exit Code: (\d+)\s*$/m.exec(text) ??
+          /^Command exited with code: (\d+)/m.exec(text))?.[1]
+      : undefined;
+    if (code !== undefined && code !== '0') return `exit code ${code}`;
+  }
+  return null;
+}
+
+function timestampMs(v: unknown): number | null {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v !== '') {
+    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+function isAgent(v: string): v is Agent {
+  return (AGENTS as readonly string[]).includes(v);
+}
+
+function isPhase(v: string): v is Phase {
+  return (PHASES as readonly string[]).includes(v);
+}
+
+/**
+ * Pure: read a payload. `agentArg` and `phaseArg` come from the hook's command
+ * line; an unknown agent is read as `generic` (every spelling), an unknown
+ * phase as `post` (a checkpoint is the safe default), both with a problem noted.
+ */
+export function parseHookPayload(
+  agentArg: string,
+  phaseArg: string,
+  text: string,
+  env: Record<string, string | undefined> = {},
+): HookEvent {
+  const problems: string[] = [];
+  const via: Agent = isAgent(agentArg) ? agentArg : 'generic';
+  const agent = runningAgent(via, env);
+  if (!isAgent(agentArg)) problems.push(`unknown agent ${JSON.stringify(agentArg).slice(0, 40)}, read as generic`);
+  const phase: Phase = isPhase(phaseArg) ? phaseArg : 'post';
+  if (!isPhase(phaseArg)) problems.push(`unknown phase ${JSON.stringify(phaseArg).slice(0, 40)}, taken as post`);
+
+  let payload: Record<string, unknown> = {};
+  if (text.trim() === '') problems.push('empty payload');
+  else {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>;
+      else problems.push('payload is not a JSON object');
+    } catch {
+      problems.push('payload is not valid JSON');
+    }
+  }
+
+  const session =
+    pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'trajectory_id', 'thread_id') ??
+    str(env.CLAUDE_CODE_SESSION_ID ?? env.GEMINI_SESSION_ID);
+  const turnKey = pick(payload, 'prompt_id', 'turn_id', 'generation_id', 'turnId', 'generationId', 'execution_id');
+  const callId = pick(payload, 'tool_use_id', 'toolUseId', 'tool_call_id', 'toolCallId');
+  const tool = pick(payload, 'tool_name', 'toolName');
+  const inputSource = payload.tool_input ?? payload.toolArgs ?? payload.tool_args ?? payload.parameters;
+  const input = summarizeInput(inputSource);
+  const inputObject = asObject(inputSource);
+  const targetPath = inputObject && !pick(inputObject, ...COMMAND_KEYS) ? pick(inputObject, ...PATH_KEYS) : null;
+  const roots = Array.isArray(payload.workspace_roots)
+    ? payload.workspace_roots
+    : Array.isArray(payload.workspaceRoots)
+      ? payload.workspaceRoots
+      : [];
+  const projectDir =
+    str(agent === 'copilot' ? env.COPILOT_PROJECT_DIR : undefined) ??
+    str(agent === 'claude' ? env.CLAUDE_PROJECT_DIR : undefined) ??
+    str(agent === 'gemini' ? env.GEMINI_PROJECT_DIR : undefined) ??
+    str(agent === 'cursor' ? (env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
+    null;
+  const cwd = pick(payload, 'cwd', 'workspacePath');
+  const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
+  const response =
+    payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
+  // Gemini's tool_response.error is an object {type, message}.
+  const responseError =
+    str(response.error) ??
+    (response.error && typeof response.error === 'object' ? pick(response.error as Record<string, unknown>, 'message', 'type') : null);
+  const errorText =
+    pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (responseError ?? shellExitError(payload)) : null);
+  const failed = phase === 'post' && (/failure$/i.test(eventName) || errorText !== null);
+  const agentId = pick(payload, 'agent_id', 'agentId');
+  const prompt = phase === 'turn-start' ? pick(payload, 'prompt', 'user_prompt', 'userPrompt') : null;
+  return {
+    agent,
+    via,
+    phase,
+    session,
+    turnKey,
+    callId,
+    tool,
+    input,
+    failed,
+    error: failed ? (firstLine(errorText) ?? 'failed') : null,
+    targetPath,
+    resultLine: phase === 'post' ? firstLine(str(payload.tool_response) ?? str(payload.tool_output)) : null,
+    subagent: agentId ? { id: agentId, type: pick(payload, 'agent_type', 'agentType') } : null,
+    transcript: pick(payload, 'transcript_path', 'transcriptPath'),
+    prompt,
+    injected: isInjectedPrompt(prompt),
+    eventTime: timestampMs(payload.timestamp),
+    projectDir,
+    workspaceRoot: str(roots[0]),
+    cwd,
+    problems,
+  };
+}
+
+/** Pure: what the hook must print on stdout so that the agent proceeds untouched. */
+export function neutralOutput(agent: string): string {
+  // Gemini parses stderr when stdout is empty, and Cursor reads stdout as JSON: `{}` decides nothing.
+  return agent === 'gemini' || agent === 'cursor' ? '{}\n' : '';
+}
+
+/** Pure: the checkpoint kind for a phase. */
+export function kindForPhase(phase: Phase): 'pre' | 'post' | 'turn' {
+  // subagent-end, like the turn's own end, catches what the calls' post hooks did not.
+  return phase === 'pre' ? 'pre' : phase === 'post' ? 'post' : 'turn';
+}
+
+/** Pure: the checkpoint message: who did what, in one line. */
+export function hookMessage(e: HookEvent): string {
+  const what = e.tool ? `${e.tool}${e.input ? `: ${e.input}` : ''}` : e.phase;
+  return oneLine(`${e.agent} ${e.phase === 'pre' || e.phase === 'post' ? `${e.phase} ` : ''}${what}`, 300);
+}

@@ -1,0 +1,68 @@
+/**
+ * Per-session counters (turn and step numbers for agents that give no ids),
+ * kept in the store as one small JSON file, read and written under the
+ * workspace lock. Only the most recent sessions are kept.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { withLock } from './lock.js';
+import { storePaths } from './store.js';
+import { emptySessionState, reviveSessionState, type SessionState } from '../model/turns.js';
+
+const SESSIONS_KEPT = 50;
+
+type SessionTable = Record<string, SessionState>;
+
+function sessionsFile(storeDir: string): string {
+  return storePaths(storeDir).sessions;
+}
+
+function readTable(storeDir: string): SessionTable {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(sessionsFile(storeDir), 'utf8'));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as SessionTable;
+  } catch {
+    /* none yet, or unreadable: counting starts again, which only affects numbering */
+  }
+  return {};
+}
+
+/**
+ * Apply `update` to one session's state and persist it, under the state's own
+ * lock: hooks number their events even while the first snapshot holds the
+ * workspace lock for a long time (see baseline.ts). The workspace lock, when
+ * held, is always taken first.
+ */
+export async function updateSessionState<T extends { state: SessionState }>(
+  storeDir: string,
+  session: string,
+  update: (state: SessionState) => T,
+): Promise<T> {
+  return withLock(storePaths(storeDir).sessionsLock, SESSIONS_LOCK_TIMEOUT_MS, async () => updateLocked(storeDir, session, update));
+}
+
+/** How long a hook waits for another one's few milliseconds of numbering. */
+const SESSIONS_LOCK_TIMEOUT_MS = 5000;
+
+function updateLocked<T extends { state: SessionState }>(storeDir: string, session: string, update: (state: SessionState) => T): T {
+  const table = readTable(storeDir) as Record<string, unknown>;
+  const result = update(reviveSessionState(table[session]) ?? emptySessionState());
+  // Re-insert at the end: key order is recency, and the oldest sessions are dropped.
+  delete table[session];
+  table[session] = result.state;
+  const keys = Object.keys(table);
+  for (const key of keys.slice(0, Math.max(0, keys.length - SESSIONS_KEPT))) delete table[key];
+  // Rewritten in place, under the lock: creating a file per hook costs more than the rare torn
+  // write after a crash, which only restarts the counters.
+  writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
+  return result;
+}
+
+/** Drop one session's state (its counters and its turn's title), under the state's lock: `forget --session`. */
+export async function forgetSessionState(storeDir: string, session: string): Promise<void> {
+  await withLock(storePaths(storeDir).sessionsLock, SESSIONS_LOCK_TIMEOUT_MS, async () => {
+    const table = readTable(storeDir);
+    if (!(session in table)) return;
+    delete table[session];
+    writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
+  });
+}

@@ -1,4 +1,4 @@
-// The pure restore planner (lib/restore-plan.ts), tested as pure: no disk, no git.
+// The pure restore planner (lib/restore/restore-plan.ts), tested as pure: no disk, no git.
 // One table row per rule of `reconcile` (its deletion pass and every return of the
 // `decideWrite` ladder), each with the exact sentence the user reads; then
 // `restoreWants`, `revertWants` and `staleUndoPaths`.

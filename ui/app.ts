@@ -1,5 +1,5 @@
 // git ckpt ui: the page. No framework: one list (virtualized), one detail pane
-// and one dialog, over the JSON API of lib/ui-server.ts. Diffs are rendered by
+// and one dialog, over the JSON API of lib/surfaces/ui-server.ts. Diffs are rendered by
 // diff2html. Everything the page shows comes from that API; it writes only
 // through POST /api/preview-diff, /api/rollback and /api/rollback-undo.
 import { html as diffHtml } from 'diff2html';
@@ -9,7 +9,7 @@ import './app.css';
 import type { CheckpointView, OperationView } from '../lib/surfaces/views.js';
 import { shortId, shortSession } from '../lib/model/short-ids.js';
 
-// The records as the server sends them: the one view every surface gives (lib/views.ts).
+// The records as the server sends them: the one view every surface gives (lib/surfaces/views.ts).
 type Entry = CheckpointView;
 type Operation = OperationView;
 

@@ -106,7 +106,7 @@ function operationResult(r: OperationReport, diff: string | undefined): ToolResu
   };
 }
 
-/** The output schema of an OperationView (lib/views.ts), plus how to undo it. */
+/** The output schema of an OperationView (lib/surfaces/views.ts), plus how to undo it. */
 const operationOutput = {
   op: z.string(),
   dryRun: z.boolean(),
@@ -124,7 +124,7 @@ const operationOutput = {
   diffTruncated: z.boolean().optional(),
 };
 
-/** The output schema of a CheckpointView (lib/views.ts): the same fields the CLI's --json and the web API give. */
+/** The output schema of a CheckpointView (lib/surfaces/views.ts): the same fields the CLI's --json and the web API give. */
 const checkpointViewSchema = z.object({
   id: z.string(),
   parent: z.string().nullable(),

@@ -122,7 +122,7 @@ export function readTrace(box) {
 
 /**
  * Every command handler of a hooks.json with its trust key and hash, as
- * git-ckpt's `hooks status` computes them (lib/agent-trust.ts). The tests
+ * git-ckpt's `hooks status` computes them (lib/agents/agent-trust.ts). The tests
  * compare them with what Codex itself lists (`hooks/list`), so they prove the
  * library's hash.
  */

@@ -18,6 +18,7 @@ import {
 } from './helpers.mjs';
 
 const runner = await import(libPath('runner'));
+const { isObjectId } = await import(libPath('oid'));
 
 /** A user repository with history, a staged change, an untracked file and a stash-like state. */
 function userRepo() {
@@ -374,8 +375,8 @@ test('the runner refuses verbs off the whitelist, and non-id positionals, before
   // Free text in an option slot is refused too.
   const err = await t.throwsAsync(runner.git({ verb: 'diff-tree', args: ['a b'] }));
   t.regex(err.message, /not an option/);
-  t.true(runner.isObjectId('a'.repeat(40)));
-  t.true(runner.isObjectId('b'.repeat(64)));
+  t.true(isObjectId('a'.repeat(40)));
+  t.true(isObjectId('b'.repeat(64)));
   // Paths go after "--", literally.
   t.deepEqual(runner.buildArgv({ verb: 'diff-tree', args: [{ oid: 'a'.repeat(40) }], paths: ['-x', '*'] }).slice(-3), ['--', '-x', '*']);
 });

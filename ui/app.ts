@@ -30,7 +30,11 @@ const FIRST_PAGE = 200;
 const NEXT_PAGE = 1000;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> & { class?: string } = {}, ...children: (Node | string | null)[]) => {
+const el = <K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Partial<HTMLElementTagNameMap[K]> & { class?: string } = {},
+  ...children: (Node | string | null)[]
+) => {
   const node = document.createElement(tag);
   const { class: className, ...rest } = props;
   if (className) node.className = className;
@@ -82,7 +86,15 @@ function age(time: number): string {
   return new Date(time).toLocaleDateString();
 }
 const statsNode = (s: CheckpointView['stats']) =>
-  el('span', { class: 'stats' }, el('span', { class: 'add' }, `+${s.added}`), ' ', el('span', { class: 'mod' }, `~${s.modified}`), ' ', el('span', { class: 'del' }, `-${s.deleted}`));
+  el(
+    'span',
+    { class: 'stats' },
+    el('span', { class: 'add' }, `+${s.added}`),
+    ' ',
+    el('span', { class: 'mod' }, `~${s.modified}`),
+    ' ',
+    el('span', { class: 'del' }, `-${s.deleted}`),
+  );
 
 /** Whether an entry passes the filter: free words, and path:, tool:, agent:, session: terms. */
 function matches(e: Entry, filter: string): boolean {
@@ -113,7 +125,11 @@ function buildRows(): void {
   // Say what the list covers: a filter typed while older pages still load sees only what has arrived.
   const loaded = state.entries.length;
   const loading = loaded < state.total ? ` (loading ${loaded} of ${state.total})` : '';
-  $('count').textContent = state.filter ? `${shown.length} of ${loaded} checkpoints${loading}` : loading ? `${state.total} checkpoints${loading}` : `${state.total} checkpoints`;
+  $('count').textContent = state.filter
+    ? `${shown.length} of ${loaded} checkpoints${loading}`
+    : loading
+      ? `${state.total} checkpoints${loading}`
+      : `${state.total} checkpoints`;
   for (const [i, e] of shown.entries()) {
     if (e.session !== session) {
       session = e.session;
@@ -275,7 +291,12 @@ function fileBrowser(
   }
   if (files[0]) void show(files[0].path);
   const toggle = diffStyleToggle(() => current && void show(current));
-  const head = el('div', { class: 'files-head' }, el('span', {}, `${files.length} file${files.length === 1 ? '' : 's'}`), el('span', { class: 'tools' }, action, toggle));
+  const head = el(
+    'div',
+    { class: 'files-head' },
+    el('span', {}, `${files.length} file${files.length === 1 ? '' : 's'}`),
+    el('span', { class: 'tools' }, action, toggle),
+  );
   return el('div', { class: 'browser' }, head, list, diff);
 }
 
@@ -289,13 +310,22 @@ async function openRow(row: Row): Promise<void> {
       const session = row.session;
       const revert = el('button', { type: 'button', class: 'ghost' }, 'Preview revert of this session’s tool calls');
       const range = `turn:1..turn:${Number.MAX_SAFE_INTEGER}@${session}`;
-      revert.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert session ${shortSession(session)}`));
+      revert.addEventListener(
+        'click',
+        () => void previewRestore({ target: range, mode: 'revert' }, `Revert session ${shortSession(session)}`),
+      );
       actions.push(revert);
     }
     detail.replaceChildren(
       el('h2', {}, row.session ? `Session ${row.session}` : 'Outside any agent session'),
       el('p', { class: 'muted' }, row.agent ? `agent: ${row.agent}` : ''),
-      el('p', { class: 'muted' }, row.session ? 'A revert undoes what this session’s tool calls changed and keeps everything else (your edits, other sessions), three-way.' : ''),
+      el(
+        'p',
+        { class: 'muted' },
+        row.session
+          ? 'A revert undoes what this session’s tool calls changed and keeps everything else (your edits, other sessions), three-way.'
+          : '',
+      ),
       el('div', { class: 'actions' }, ...actions),
     );
     return;
@@ -397,7 +427,15 @@ function planView(op: Operation): HTMLElement {
   const table = el(
     'table',
     { class: 'plan' },
-    ...changing.map((f) => el('tr', {}, el('td', { class: `act act-${f.action}` }, f.action), el('td', {}, f.path), el('td', { class: 'muted' }, f.reason ?? ''))),
+    ...changing.map((f) =>
+      el(
+        'tr',
+        {},
+        el('td', { class: `act act-${f.action}` }, f.action),
+        el('td', {}, f.path),
+        el('td', { class: 'muted' }, f.reason ?? ''),
+      ),
+    ),
   );
   const c = op.counts;
   return el(
@@ -405,8 +443,16 @@ function planView(op: Operation): HTMLElement {
     {},
     el('p', { class: 'counts' }, `${c.restore ?? 0} restore · ${c.recreate ?? 0} recreate · ${c.delete ?? 0} delete · ${c.skip ?? 0} skip`),
     changing.length ? table : el('p', { class: 'hint' }, 'Nothing to write: the workspace already matches.'),
-    op.leftovers.length ? el('p', { class: 'muted' }, `Left alone (not in the checkpoint): ${op.leftovers.slice(0, 30).join(', ')}${op.leftovers.length > 30 ? ' …' : ''}`) : null,
-    op.uncaptured.length ? el('p', { class: 'muted' }, `Never touched (not captured): ${op.uncaptured.map((u) => `${u.path} (${u.reason})`).join(', ')}`) : null,
+    op.leftovers.length
+      ? el(
+          'p',
+          { class: 'muted' },
+          `Left alone (not in the checkpoint): ${op.leftovers.slice(0, 30).join(', ')}${op.leftovers.length > 30 ? ' …' : ''}`,
+        )
+      : null,
+    op.uncaptured.length
+      ? el('p', { class: 'muted' }, `Never touched (not captured): ${op.uncaptured.map((u) => `${u.path} (${u.reason})`).join(', ')}`)
+      : null,
   );
 }
 
@@ -458,7 +504,9 @@ async function previewRestore(request: RestoreRequest, title: string): Promise<v
       { class: 'dialog', role: 'dialog', ariaModal: 'true' },
       el('h2', {}, `${title}: preview`),
       el('p', { class: 'muted' }, 'A dry run: nothing has been written. Applying first saves the current state, so it can be undone.'),
-      request.mode === 'asof' ? el('label', { class: 'check' }, deleteNew, ' also delete files the checkpoint does not have (captured ones only)') : null,
+      request.mode === 'asof'
+        ? el('label', { class: 'check' }, deleteNew, ' also delete files the checkpoint does not have (captured ones only)')
+        : null,
       planView(op),
       op.diffTruncated ? el('p', { class: 'muted' }, 'The diff below is cut; git ckpt diff shows all of it.') : null,
       diff,
@@ -480,7 +528,11 @@ function showApplied(title: string, op: Operation): void {
       el('h2', {}, `${title}: done`),
       planView(op),
       op.failures.length ? el('p', { class: 'error' }, `Failed: ${op.failures.map((f) => `${f.path}: ${f.error}`).join('; ')}`) : null,
-      el('p', { class: 'guard' }, op.guard ? `The state before it is guard checkpoint ${short(op.guard)}; undo brings it back exactly.` : ''),
+      el(
+        'p',
+        { class: 'guard' },
+        op.guard ? `The state before it is guard checkpoint ${short(op.guard)}; undo brings it back exactly.` : '',
+      ),
       el('div', { class: 'actions' }, undo, close),
     ),
   );
@@ -508,7 +560,14 @@ async function previewUndo(): Promise<void> {
   const diff = el('div', { class: 'diff' });
   if (op.diff) renderDiff(op.diff, diff);
   $('modal').replaceChildren(
-    el('div', { class: 'dialog', role: 'dialog' }, el('h2', {}, 'Undo: preview'), planView(op), diff, el('div', { class: 'actions' }, apply, cancel)),
+    el(
+      'div',
+      { class: 'dialog', role: 'dialog' },
+      el('h2', {}, 'Undo: preview'),
+      planView(op),
+      diff,
+      el('div', { class: 'actions' }, apply, cancel),
+    ),
   );
   apply.focus();
 }
@@ -518,7 +577,13 @@ function showError(title: string, err: unknown): void {
   close.addEventListener('click', closeModal);
   $('modal').hidden = false;
   $('modal').replaceChildren(
-    el('div', { class: 'dialog', role: 'alertdialog' }, el('h2', {}, title), el('p', { class: 'error' }, (err as Error).message), el('div', { class: 'actions' }, close)),
+    el(
+      'div',
+      { class: 'dialog', role: 'alertdialog' },
+      el('h2', {}, title),
+      el('p', { class: 'error' }, (err as Error).message),
+      el('div', { class: 'actions' }, close),
+    ),
   );
 }
 
@@ -535,7 +600,13 @@ async function start(): Promise<void> {
   const summary = await api<{ workspaces: Workspace[]; current: string | null }>('/api/summary');
   const picker = $<HTMLSelectElement>('workspace');
   for (const w of summary.workspaces)
-    picker.append(el('option', { value: w.id, selected: w.id === summary.current }, `${w.path ?? w.id}${w.missing ? ' (gone)' : ''} · ${w.checkpoints}`));
+    picker.append(
+      el(
+        'option',
+        { value: w.id, selected: w.id === summary.current },
+        `${w.path ?? w.id}${w.missing ? ' (gone)' : ''} · ${w.checkpoints}`,
+      ),
+    );
   picker.addEventListener('change', () => {
     state.ws = picker.value;
     state.selected = -1;
@@ -544,7 +615,9 @@ async function start(): Promise<void> {
     void loadTimeline();
   });
   if (!summary.current) {
-    $('detail').replaceChildren(el('p', { class: 'hint' }, 'No checkpoints yet: run git ckpt snapshot, or let an agent with git-ckpt hooks work.'));
+    $('detail').replaceChildren(
+      el('p', { class: 'hint' }, 'No checkpoints yet: run git ckpt snapshot, or let an agent with git-ckpt hooks work.'),
+    );
     return;
   }
   state.ws = summary.current;

@@ -20,15 +20,20 @@ export function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A JSON config file as an object (undefined when absent); a `config` error when it cannot be used. */
-export function readConfig(file: string): Json | undefined {
-  let text: string;
+/** A config file's text (undefined when absent); a `config` error when it cannot be read. */
+export function readConfigText(file: string): string | undefined {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new CkptError('config', `cannot read ${file}: ${(err as Error).message}; left untouched`);
   }
+}
+
+/** A JSON config file as an object (undefined when absent); a `config` error when it cannot be used. */
+export function readConfig(file: string): Json | undefined {
+  const text = readConfigText(file);
+  if (text === undefined) return undefined;
   if (text.trim() === '') return {};
   let parsed: unknown;
   try {

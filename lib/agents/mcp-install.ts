@@ -14,12 +14,12 @@
  * comments and removed by them, so their comments and layout survive; the
  * result is parsed before it is written.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CkptError } from '../model/errors.js';
-import { readConfig, writeConfig, writeConfigText, type HookAgent, type Json, type Scope } from './agent-config.js';
+import { readConfig, readConfigText, writeConfig, writeConfigText, type HookAgent, type Json, type Scope } from './agent-config.js';
 import { mcpEntryScript } from '../store/layout.js';
 
 /** The server's name in every agent's configuration. */
@@ -93,13 +93,8 @@ function withoutTomlBlock(text: string): string {
 }
 
 function readToml(file: string): { text: string; parsed: Json } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CkptError('config', `cannot read ${file}: ${(err as Error).message}; left untouched`);
-  }
+  const text = readConfigText(file);
+  if (text === undefined) return undefined;
   try {
     return { text, parsed: parseToml(text) as Json };
   } catch (err) {

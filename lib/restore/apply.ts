@@ -153,7 +153,8 @@ function fileMode(executable: boolean, existingMode: number | undefined, umask =
   }
   const rw = existingMode & 0o666;
   const bits = executable ? rw | ((existingMode & 0o444) >> 2) | 0o100 : rw;
-  return { create: bits, exact: bits };
+  // A chmod per file only where the umask would cut the bits (most files: none).
+  return (bits & ~umask) === bits ? { create: bits } : { create: bits, exact: bits };
 }
 
 /** Runs at most `limit` tasks at once; `admit` resolves once there is room again. */

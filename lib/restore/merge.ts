@@ -189,14 +189,20 @@ export async function revertTrees(
   let ours = present;
   const conflicts: RevertConflict[] = [];
   for (const step of steps) {
-    // The base is a root commit of the checkpoint's tree, not the checkpoint: git's merge-base
-    // search would walk its ancestry, which gc may have trimmed.
-    const base = await commitOn(repo, step.tree);
-    const oursCommit = await commitOn(repo, ours, base);
-    const theirsCommit = await commitOn(repo, step.parentTree ?? EMPTY_TREE, base);
-    const { stdout } = await git(
-      call(repo, { verb: 'merge-tree', args: ['--write-tree', '-z', { oid: oursCommit }, { oid: theirsCommit }], okCodes: [1] }),
-    );
+    const mergeOn = async (base: string) => {
+      const oursCommit = await commitOn(repo, ours, base);
+      const theirsCommit = await commitOn(repo, step.parentTree ?? EMPTY_TREE, base);
+      const result = await git(
+        call(repo, { verb: 'merge-tree', args: ['--write-tree', '-z', { oid: oursCommit }, { oid: theirsCommit }], okCodes: [1] }),
+      );
+      return { stdout: result.stdout, sides: [oursCommit, theirsCommit] };
+    };
+    // The checkpoint itself is the base; git's merge-base search walks its ancestry, and where gc
+    // trimmed that, a root commit of its tree serves instead (three more git processes, only then).
+    const { stdout, sides } = await mergeOn(step.id).catch(async (err: unknown) => {
+      if (!/Could not read|bad object|unable to read|missing/i.test((err as Error).message)) throw err;
+      return mergeOn(await commitOn(repo, step.tree));
+    });
     const { tree, stages } = parseMergeTree(stdout.toString('utf8'));
     // git merges a mode change on one side with a content change on the other; a revert must not
     // flip an executable bit it did not set: a path changed on both sides whose modes differ conflicts whole.
@@ -211,7 +217,7 @@ export async function revertTrees(
     const before = await listTree(repo, ours, undefined, repo.scratchObjectDir);
     const merged = await listTree(repo, tree, undefined, repo.scratchObjectDir);
     const keep = new Map<string, TreeEntry | null>();
-    const setAside = new RegExp(`^(.+)~(?:${oursCommit}|${theirsCommit})$`);
+    const setAside = new RegExp(`^(.+)~(?:${sides[0]}|${sides[1]})$`);
     for (const [file, byStage] of stages) {
       // A file-versus-directory conflict: git keeps the directory at the path and moves the file
       // aside as `name~<commit>`. The present wins whole: the path and all below it as they are now.

@@ -6,7 +6,8 @@
 //   does not need. Restore, gc, fsck and forget stay out: the workspace loads them on first
 //   use, which a hook never makes, from the unbundled dist/lib/.
 // - ui/: the web timeline's page (`git ckpt ui`), TypeScript and CSS bundled into
-//   dist/ui/ with everything it uses (no CDN: it works offline).
+//   dist/ui/ with everything it uses (no CDN: it works offline): ui/main.ts and the
+//   modules it imports become app.js and app.css, the names index.html and the server use.
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,7 +91,7 @@ chmodSync(bin, 0o755);
 const uiOut = path.join(root, 'dist', 'ui');
 mkdirSync(uiOut, { recursive: true });
 await build({
-  entryPoints: { app: path.join(root, 'ui', 'app.ts') },
+  entryPoints: { app: path.join(root, 'ui', 'main.ts') },
   outdir: uiOut,
   bundle: true,
   platform: 'browser',

@@ -36,74 +36,34 @@ function hook(box, phase, payload) {
   });
 }
 
+/** One tool call as Claude Code makes it: its pre hook, `edit` (what the tool does to the files), its post hook. */
+async function toolCall(box, { prompt, tool, id, input }, edit) {
+  const call = { prompt_id: prompt, tool_name: tool, tool_use_id: id, tool_input: input };
+  await hook(box, 'pre', { hook_event_name: 'PreToolUse', ...call });
+  edit();
+  await hook(box, 'post', { hook_event_name: 'PostToolUse', ...call });
+}
+
 /** A two-turn Claude Code session, through the hook command as the agent runs it. */
 async function session(box) {
   write(box, 'src/app.js', 'export const version = 1;\n');
   write(box, 'README.md', '# demo\n');
   await hook(box, 'session-start', { hook_event_name: 'SessionStart', source: 'startup' });
   await hook(box, 'turn-start', { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'Add a changelog and bump the version' });
-  await hook(box, 'pre', {
-    hook_event_name: 'PreToolUse',
-    prompt_id: 'p1',
-    tool_name: 'Write',
-    tool_use_id: 't1',
-    tool_input: { file_path: `${box.ws}/CHANGELOG.md` },
-  });
-  write(box, 'CHANGELOG.md', '## 2\n- bumped\n');
-  await hook(box, 'post', {
-    hook_event_name: 'PostToolUse',
-    prompt_id: 'p1',
-    tool_name: 'Write',
-    tool_use_id: 't1',
-    tool_input: { file_path: `${box.ws}/CHANGELOG.md` },
-  });
-  await hook(box, 'pre', {
-    hook_event_name: 'PreToolUse',
-    prompt_id: 'p1',
-    tool_name: 'Bash',
-    tool_use_id: 't2',
-    tool_input: { command: "sed -i 's/1/2/' src/app.js" },
-  });
-  write(box, 'src/app.js', 'export const version = 2;\n');
-  await hook(box, 'post', {
-    hook_event_name: 'PostToolUse',
-    prompt_id: 'p1',
-    tool_name: 'Bash',
-    tool_use_id: 't2',
-    tool_input: { command: "sed -i 's/1/2/' src/app.js" },
-  });
+  await toolCall(box, { prompt: 'p1', tool: 'Write', id: 't1', input: { file_path: `${box.ws}/CHANGELOG.md` } }, () =>
+    write(box, 'CHANGELOG.md', '## 2\n- bumped\n'),
+  );
+  await toolCall(box, { prompt: 'p1', tool: 'Bash', id: 't2', input: { command: "sed -i 's/1/2/' src/app.js" } }, () =>
+    write(box, 'src/app.js', 'export const version = 2;\n'),
+  );
   await hook(box, 'turn-end', { hook_event_name: 'Stop', prompt_id: 'p1' });
   await hook(box, 'turn-start', { hook_event_name: 'UserPromptSubmit', prompt_id: 'p2', prompt: 'Now rewrite the README' });
-  await hook(box, 'pre', {
-    hook_event_name: 'PreToolUse',
-    prompt_id: 'p2',
-    tool_name: 'Edit',
-    tool_use_id: 't3',
-    tool_input: { file_path: `${box.ws}/README.md` },
-  });
-  write(box, 'README.md', '# demo\n\nRewritten by the agent, with more words.\n');
-  await hook(box, 'post', {
-    hook_event_name: 'PostToolUse',
-    prompt_id: 'p2',
-    tool_name: 'Edit',
-    tool_use_id: 't3',
-    tool_input: { file_path: `${box.ws}/README.md` },
-  });
-  await hook(box, 'pre', {
-    hook_event_name: 'PreToolUse',
-    prompt_id: 'p2',
-    tool_name: 'Bash',
-    tool_use_id: 't4',
-    tool_input: { command: 'rm CHANGELOG.md && echo scratch > notes.txt' },
-  });
-  rmSync(path.join(box.ws, 'CHANGELOG.md'));
-  write(box, 'notes.txt', 'scratch\n');
-  await hook(box, 'post', {
-    hook_event_name: 'PostToolUse',
-    prompt_id: 'p2',
-    tool_name: 'Bash',
-    tool_use_id: 't4',
-    tool_input: { command: 'rm CHANGELOG.md && echo scratch > notes.txt' },
+  await toolCall(box, { prompt: 'p2', tool: 'Edit', id: 't3', input: { file_path: `${box.ws}/README.md` } }, () =>
+    write(box, 'README.md', '# demo\n\nRewritten by the agent, with more words.\n'),
+  );
+  await toolCall(box, { prompt: 'p2', tool: 'Bash', id: 't4', input: { command: 'rm CHANGELOG.md && echo scratch > notes.txt' } }, () => {
+    rmSync(path.join(box.ws, 'CHANGELOG.md'));
+    write(box, 'notes.txt', 'scratch\n');
   });
   await hook(box, 'turn-end', { hook_event_name: 'Stop', prompt_id: 'p2' });
 }

@@ -1,0 +1,177 @@
+// The dialog: a restore's, a revert's or an undo's preview (the engine's plan and diff), applied
+// in two steps with the planId of the plan shown; what was done, with its undo; and errors.
+import { shortId as short } from '../lib/model/short-ids.js';
+import { type Operation, api, state } from './api.js';
+import { $, el, renderDiff } from './dom.js';
+
+export function closeModal(): void {
+  $('modal').hidden = true;
+  $('modal').replaceChildren();
+  $('timeline').focus();
+}
+
+/** The plan as the engine made it: per file its action and reason, leftovers, what is never touched. */
+function planView(op: Operation): HTMLElement {
+  const changing = op.files;
+  const table = el(
+    'table',
+    { class: 'plan' },
+    ...changing.map((f) =>
+      el(
+        'tr',
+        {},
+        el('td', { class: `act act-${f.action}` }, f.action),
+        el('td', {}, f.path),
+        el('td', { class: 'muted' }, f.reason ?? ''),
+      ),
+    ),
+  );
+  const c = op.counts;
+  return el(
+    'div',
+    {},
+    el('p', { class: 'counts' }, `${c.restore ?? 0} restore · ${c.recreate ?? 0} recreate · ${c.delete ?? 0} delete · ${c.skip ?? 0} skip`),
+    changing.length ? table : el('p', { class: 'hint' }, 'Nothing to write: the workspace already matches.'),
+    op.leftovers.length
+      ? el(
+          'p',
+          { class: 'muted' },
+          `Left alone (not in the checkpoint): ${op.leftovers.slice(0, 30).join(', ')}${op.leftovers.length > 30 ? ' …' : ''}`,
+        )
+      : null,
+    op.uncaptured.length
+      ? el('p', { class: 'muted' }, `Never touched (not captured): ${op.uncaptured.map((u) => `${u.path} (${u.reason})`).join(', ')}`)
+      : null,
+  );
+}
+
+interface RestoreRequest {
+  target: string;
+  mode: 'asof' | 'revert';
+  deleteNew?: boolean;
+  /** Only these files (asof). */
+  paths?: string[];
+}
+
+export async function previewRestore(request: RestoreRequest, title: string): Promise<void> {
+  const modal = $('modal');
+  modal.hidden = false;
+  modal.replaceChildren(el('div', { class: 'dialog' }, el('p', { class: 'hint' }, 'Planning…')));
+  let op: Operation;
+  try {
+    op = await api<Operation>('/api/preview-diff', { ws: state.ws, ...request });
+  } catch (err) {
+    return showError(title, err);
+  }
+  const deleteNew = el('input', { type: 'checkbox', checked: Boolean(request.deleteNew), id: 'delete-new' });
+  deleteNew.addEventListener('change', () => void previewRestore({ ...request, deleteNew: deleteNew.checked }, title));
+  const apply = el('button', { type: 'button', class: 'danger', disabled: op.files.length === 0 }, 'Apply…');
+  let armed = false;
+  apply.addEventListener('click', async () => {
+    // Two steps: the first click asks, the second writes.
+    if (!armed) {
+      armed = true;
+      apply.textContent = `Confirm: write ${op.files.length} file${op.files.length === 1 ? '' : 's'}`;
+      return;
+    }
+    apply.disabled = true;
+    try {
+      // The plan previewed, and no other: the server refuses (409) when the files changed since.
+      const done = await api<Operation>('/api/rollback', { ws: state.ws, ...request, apply: true, planId: op.planId });
+      showApplied(title, done);
+    } catch (err) {
+      showError(title, err);
+    }
+  });
+  const cancel = el('button', { type: 'button', class: 'ghost' }, 'Cancel');
+  cancel.addEventListener('click', closeModal);
+  const diff = el('div', { class: 'diff' });
+  if (op.diff) renderDiff(op.diff, diff);
+  modal.replaceChildren(
+    el(
+      'div',
+      { class: 'dialog', role: 'dialog', ariaModal: 'true' },
+      el('h2', {}, `${title}: preview`),
+      el('p', { class: 'muted' }, 'A dry run: nothing has been written. Applying first saves the current state, so it can be undone.'),
+      request.mode === 'asof'
+        ? el('label', { class: 'check' }, deleteNew, ' also delete files the checkpoint does not have (captured ones only)')
+        : null,
+      planView(op),
+      op.diffTruncated ? el('p', { class: 'muted' }, 'The diff below is cut; git ckpt diff shows all of it.') : null,
+      diff,
+      el('div', { class: 'actions' }, apply, cancel),
+    ),
+  );
+  apply.focus();
+}
+
+function showApplied(title: string, op: Operation): void {
+  const undo = el('button', { type: 'button' }, 'Preview undo');
+  undo.addEventListener('click', () => void previewUndo());
+  const close = el('button', { type: 'button', class: 'ghost' }, 'Close');
+  close.addEventListener('click', closeModal);
+  $('modal').replaceChildren(
+    el(
+      'div',
+      { class: 'dialog', role: 'dialog' },
+      el('h2', {}, `${title}: done`),
+      planView(op),
+      op.failures.length ? el('p', { class: 'error' }, `Failed: ${op.failures.map((f) => `${f.path}: ${f.error}`).join('; ')}`) : null,
+      el(
+        'p',
+        { class: 'guard' },
+        op.guard ? `The state before it is guard checkpoint ${short(op.guard)}; undo brings it back exactly.` : '',
+      ),
+      el('div', { class: 'actions' }, undo, close),
+    ),
+  );
+  undo.focus();
+}
+
+async function previewUndo(): Promise<void> {
+  let op: Operation;
+  try {
+    op = await api<Operation>('/api/rollback-undo', { ws: state.ws });
+  } catch (err) {
+    return showError('Undo', err);
+  }
+  const apply = el('button', { type: 'button', class: 'danger' }, 'Apply undo');
+  apply.addEventListener('click', async () => {
+    apply.disabled = true;
+    try {
+      showApplied('Undo', await api<Operation>('/api/rollback-undo', { ws: state.ws, apply: true, planId: op.planId }));
+    } catch (err) {
+      showError('Undo', err);
+    }
+  });
+  const cancel = el('button', { type: 'button', class: 'ghost' }, 'Cancel');
+  cancel.addEventListener('click', closeModal);
+  const diff = el('div', { class: 'diff' });
+  if (op.diff) renderDiff(op.diff, diff);
+  $('modal').replaceChildren(
+    el(
+      'div',
+      { class: 'dialog', role: 'dialog' },
+      el('h2', {}, 'Undo: preview'),
+      planView(op),
+      diff,
+      el('div', { class: 'actions' }, apply, cancel),
+    ),
+  );
+  apply.focus();
+}
+
+export function showError(title: string, err: unknown): void {
+  const close = el('button', { type: 'button', class: 'ghost' }, 'Close');
+  close.addEventListener('click', closeModal);
+  $('modal').hidden = false;
+  $('modal').replaceChildren(
+    el(
+      'div',
+      { class: 'dialog', role: 'alertdialog' },
+      el('h2', {}, title),
+      el('p', { class: 'error' }, (err as Error).message),
+      el('div', { class: 'actions' }, close),
+    ),
+  );
+}

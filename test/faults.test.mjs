@@ -4,12 +4,24 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   CLI,
   ckpt,
+  ckptError,
   ckptJson,
   entryExists,
   ledgerLines,
@@ -394,6 +406,46 @@ modeTest('a read-only store: log, show, status, diff, fsck and every dry run sti
   t.is(treeState(store), before, 'nothing in the store changed');
 });
 
+modeTest('EACCES on the store (its folder, then its ledger, unwritable): snapshot and restore fail with the io code, exit 1', async (t) => {
+  const box = sandbox();
+  write(box, 'a.txt', 'one\n');
+  const a = (await ckptJson(box, ['snapshot'])).id;
+  write(box, 'a.txt', 'two\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'a.txt', 'three\n');
+  const store = storeDir(box);
+  const ledger = path.join(store, 'ledger.jsonl');
+  const mode = statSync(store).mode & 0o7777;
+  const ledgerMode = statSync(ledger).mode & 0o7777;
+  t.teardown(() => {
+    chmodSync(store, mode);
+    chmodSync(ledger, ledgerMode);
+  });
+
+  // The store's own folder: no lock can be made in it (its git objects stay writable).
+  chmodSync(store, 0o555);
+  const before = treeState(store);
+  for (const args of [['snapshot'], ['restore', a]]) {
+    const r = await ckptError(box, args, {}, ckptBound);
+    t.like(r, { exit: 1, code: 'io' }, `${args.join(' ')}: ${r.message}`);
+    t.regex(r.message, /permission denied/i, args.join(' '));
+  }
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'three\n', 'the workspace is as it was');
+  t.is(treeState(store), before, 'nothing in the store changed');
+  chmodSync(store, mode);
+
+  // The ledger alone: the lock is taken, and the system's own EACCES on the append is the io error.
+  chmodSync(ledger, 0o444);
+  const records = ledgerLines(box).length;
+  const r = await ckptError(box, ['snapshot'], {}, ckptBound);
+  t.like(r, { exit: 1, code: 'io' }, r.message);
+  t.regex(r.message, /EACCES/);
+  t.is(ledgerLines(box).length, records, 'nothing recorded');
+  t.false(entryExists(path.join(store, 'lock')), 'no lock is left');
+  chmodSync(ledger, ledgerMode);
+  t.true((await ckptJson(box, ['snapshot'])).created, 'writable again, the snapshot is taken');
+});
+
 diskTest(
   'a full disk while a revert is interrupted: the failed snapshot frees space but keeps what the journal needs, and --continue finishes',
   async (t) => {
@@ -422,5 +474,51 @@ diskTest(
     t.deepEqual(r.failures, []);
     for (let i = 0; i < 3; i++) t.is(readFileSync(path.join(box.ws, `f${i}.txt`), 'utf8'), lines('top', 'BOTTOM by the user'));
     t.is((await ckpt(box, ['fsck'])).code, 0);
+  },
+);
+
+diskTest(
+  'a full disk while the journal is written (ENOSPC): restore fails with the io code and exit 1 before any file is written',
+  async (t) => {
+    const box = sandbox();
+    const disk = path.join(box.base, 'disk');
+    t.teardown(smallDisk(disk, '8m'));
+    box.store = path.join(disk, 'store');
+    box.env.GIT_CKPT_HOME = box.store;
+    // 2000 paths with long names: a journal of some 400 KB, far more than the space left below.
+    const name = (i) => `dir-${i % 20}/a-file-whose-long-name-makes-the-journal-large-${String(i).padStart(4, '0')}.txt`;
+    const N = 2000;
+    for (let i = 0; i < N; i++) write(box, name(i), 'v1\n');
+    const first = (await ckptJson(box, ['snapshot'])).id;
+    for (let i = 0; i < N; i++) write(box, name(i), 'v2\n');
+    await ckptJson(box, ['snapshot']);
+    // Nothing changed since: the guard is the latest checkpoint and writes nothing, so the journal is the first write.
+    t.false((await ckptJson(box, ['snapshot'])).created);
+    const state = workspaceState(box);
+    const dir = storeDir(box);
+    const records = ledgerLines(box).length;
+    const { bavail, bsize } = statfsSync(disk);
+    const filler = path.join(disk, 'filler');
+    writeFileSync(filler, Buffer.alloc(bavail * bsize - (64 << 10)));
+    t.teardown(() => rmSync(filler, { force: true }));
+
+    // Killed right after the journal is written: had the journal been written, there would be no error line.
+    const r = await ckptError(box, ['restore', first], { env: { GIT_CKPT_TEST_CRASH: 'journal' } });
+    t.like(r, { exit: 1, code: 'io' }, r.message);
+    t.regex(r.message, /ENOSPC|no space left/i);
+    t.deepEqual(workspaceState(box), state, 'no file was written');
+    t.false(existsSync(journalOf(box)), 'no journal is left');
+    t.deepEqual(
+      readdirSync(dir).filter((n) => n.includes('.tmp-')),
+      [],
+      'no half-written journal takes the space',
+    );
+    t.false(entryExists(path.join(dir, 'lock')), 'no lock is left');
+    t.is(ledgerLines(box).length, records, 'nothing recorded');
+
+    rmSync(filler);
+    const done = await ckptJson(box, ['restore', first]);
+    t.is(done.counts.restore, N);
+    t.is(readFileSync(path.join(box.ws, name(7)), 'utf8'), 'v1\n');
   },
 );

@@ -150,9 +150,10 @@ export async function ckptJson(box, args, opts) {
  * Run the CLI with --json where it is expected to fail; resolves with { exit, code, message }: the exit
  * code and the error's `code` and `message` from the one JSON line on stderr (cli/app.ts's `fail`).
  * Throws when the command succeeded or stderr is not exactly that one line, so tests assert codes, not wording.
+ * `runCli` runs the CLI (`ckpt`'s arguments): another way to start it, such as with capabilities dropped.
  */
-export async function ckptError(box, args, opts) {
-  const r = await ckpt(box, withJson(args), opts);
+export async function ckptError(box, args, opts, runCli = ckpt) {
+  const r = await runCli(box, withJson(args), opts);
   if (r.code === 0) throw new Error(`git-ckpt ${args.join(' ')} succeeded; expected an error: ${r.stdout}`);
   const lines = r.stderr.split('\n').filter(Boolean);
   let error;

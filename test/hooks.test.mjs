@@ -17,7 +17,21 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, holdLock, ledgerLines, lsTree, run, sandbox, storeDir, treeState, write, libPath } from './helpers.mjs';
+import {
+  ROOT,
+  ckpt,
+  ckptJson,
+  entryExists,
+  holdLock,
+  ledgerLines,
+  lsTree,
+  run,
+  sandbox,
+  storeDir,
+  treeState,
+  write,
+  libPath,
+} from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = {
@@ -342,6 +356,56 @@ test('16 parallel hook processes for one change set, and Claude hooks double-fir
   );
   t.is(ledgerLines(box).length, before + 2);
   t.is(ledgerLines(box).at(-1).session, 'c1');
+});
+
+test('12 parallel first hooks on an empty store: all exit 0, one store, a linear chain, every change captured, no lock left', async (t) => {
+  const box = sandbox();
+  write(box, 'base.txt', 'base\n');
+  t.false(existsSync(box.store), 'no store yet: no snapshot was taken first');
+  // Each process writes its own file, then runs the hook at once: the store is made by whichever gets there first.
+  const runs = await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      run(box, 'sh', ['-c', `printf '%s\\n' ${i} > agent-${i}.txt && exec sh "$0" claude post`, ENTRY], {
+        input: JSON.stringify({
+          session_id: 'first',
+          prompt_id: 'p1',
+          cwd: box.ws,
+          tool_name: 'Bash',
+          tool_input: { command: `step ${i}` },
+          tool_use_id: `toolu_${i}`,
+        }),
+      }),
+    ),
+  );
+  for (const [i, r] of runs.entries()) t.like(r, { code: 0, stdout: '', stderr: '' }, `hook ${i}`);
+  t.deepEqual(
+    readdirSync(box.store).filter((d) => !d.startsWith('hook.log')),
+    [path.basename(storeDir(box))],
+    'one store',
+  );
+  const log = hookLog(box);
+  t.notRegex(log, /no checkpoint/, log);
+  const records = ledgerLines(box);
+  t.log(`${records.length} checkpoints for 12 hooks`);
+  t.true(records.length >= 1 && records.length <= 12, `${records.length} records`);
+  t.is(records[0].parent, null, 'the chain starts at the first checkpoint');
+  for (let i = 1; i < records.length; i++) {
+    t.is(records[i].parent, records[i - 1].id, `record ${i} chains to its predecessor`);
+    t.not(records[i].tree, records[i - 1].tree, `record ${i} is a real change`);
+  }
+  t.true(
+    records.every((r) => r.session === 'first' && r.agent === 'claude'),
+    'every checkpoint is a hook one',
+  );
+  const tree = lsTree(box, records.at(-1).id);
+  for (const file of ['base.txt', ...Array.from({ length: 12 }, (_, i) => `agent-${i}.txt`)]) t.true(tree.has(file), file);
+  const dir = storeDir(box);
+  for (const lock of ['lock', 'lock.break', 'index.lock', 'sessions.lock']) t.false(entryExists(path.join(dir, lock)), `no ${lock} left`);
+  t.deepEqual(
+    readdirSync(dir).filter((n) => n.includes('.tmp-')),
+    [],
+  );
+  t.is((await ckpt(box, ['fsck'])).code, 0);
 });
 
 test('the hook gives up cleanly when the lock stays busy past its budget, and logs it', async (t) => {

@@ -115,6 +115,35 @@ function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatche
   };
 }
 
+/**
+ * Cursor's event names and layout, which Copilot CLI copied: a versioned file whose `hooks` map each
+ * event straight to a list of handlers (no matchers: every tool is hooked), camelCase events of which
+ * only the prompt's and the turn's end differ; `commandKey` names where `handler` puts the command.
+ */
+function flatStyle(
+  file: Record<Scope, string>,
+  names: { prompt: string; stop: string },
+  commandKey: string,
+  handler: (command: string) => Record<string, unknown>,
+): AgentSpec {
+  return {
+    file,
+    layout: 'flat',
+    skeleton: { version: 1 },
+    events: [
+      { event: 'preToolUse', phase: 'pre' },
+      { event: 'postToolUse', phase: 'post' },
+      { event: 'postToolUseFailure', phase: 'post' },
+      { event: names.prompt, phase: 'turn-start' },
+      { event: names.stop, phase: 'turn-end' },
+      { event: 'subagentStop', phase: 'subagent-end' },
+      { event: 'sessionStart', phase: 'session-start' },
+    ],
+    handler,
+    commandKey,
+  };
+}
+
 /** @public (tests use it) */
 export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
   claude: claudeStyle('.claude', 'settings.json', true, allToolsBut(READ_ONLY_TOOLS.claude)),
@@ -137,38 +166,18 @@ export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
     handler: (command, phase) => ({ name: `git-ckpt-${phase}`, type: 'command', command, timeout: TIMEOUT_S * 1000 }),
     commandKey: 'command',
   },
-  cursor: {
-    file: { project: '.cursor/hooks.json', user: '.cursor/hooks.json' },
-    layout: 'flat',
-    skeleton: { version: 1 },
-    events: [
-      { event: 'preToolUse', phase: 'pre' },
-      { event: 'postToolUse', phase: 'post' },
-      { event: 'postToolUseFailure', phase: 'post' },
-      { event: 'beforeSubmitPrompt', phase: 'turn-start' },
-      { event: 'stop', phase: 'turn-end' },
-      { event: 'subagentStop', phase: 'subagent-end' },
-      { event: 'sessionStart', phase: 'session-start' },
-    ],
-    handler: (command) => ({ command, timeout: TIMEOUT_S }),
-    commandKey: 'command',
-  },
-  copilot: {
-    file: { project: '.github/hooks/git-ckpt.json', user: '.copilot/hooks/git-ckpt.json' },
-    layout: 'flat',
-    skeleton: { version: 1 },
-    events: [
-      { event: 'preToolUse', phase: 'pre' },
-      { event: 'postToolUse', phase: 'post' },
-      { event: 'postToolUseFailure', phase: 'post' },
-      { event: 'userPromptSubmitted', phase: 'turn-start' },
-      { event: 'agentStop', phase: 'turn-end' },
-      { event: 'subagentStop', phase: 'subagent-end' },
-      { event: 'sessionStart', phase: 'session-start' },
-    ],
-    handler: (command) => ({ type: 'command', bash: command, timeoutSec: TIMEOUT_S }),
-    commandKey: 'bash',
-  },
+  cursor: flatStyle(
+    { project: '.cursor/hooks.json', user: '.cursor/hooks.json' },
+    { prompt: 'beforeSubmitPrompt', stop: 'stop' },
+    'command',
+    (command) => ({ command, timeout: TIMEOUT_S }),
+  ),
+  copilot: flatStyle(
+    { project: '.github/hooks/git-ckpt.json', user: '.copilot/hooks/git-ckpt.json' },
+    { prompt: 'userPromptSubmitted', stop: 'agentStop' },
+    'bash',
+    (command) => ({ type: 'command', bash: command, timeoutSec: TIMEOUT_S }),
+  ),
 };
 
 function shellQuote(s: string): string {

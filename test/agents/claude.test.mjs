@@ -13,31 +13,32 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import {
+  agentSuite,
   ckpt,
   ckptJson,
   git,
   gitDirFingerprint,
-  installAgent,
   ledgerRecords,
-  removeSandbox,
-  sandbox,
   storeDir,
   storeText,
+  testSandbox,
   workspaceFiles,
-  cannotRun,
 } from './harness.mjs';
 import { claudeWiring, marker, readTrace, runClaude, startClaudeServer, traceEvents, tracePath, wiredEvents } from './claude.mjs';
 
-const agent = installAgent('claude');
 const SECRET = 'ckpt-secret-4f9a2c71e0b3';
 
-if (agent.skip) {
-  cannotRun(test, 'claude: the real CLI', agent.skip);
-} else {
+/** A sandbox for `t` whose TMPDIR is a folder of its own. */
+function claudeSandbox(t) {
+  const box = testSandbox(t);
+  box.env.TMPDIR = path.join(box.base, 'tmp');
+  mkdirSync(box.env.TMPDIR);
+  return box;
+}
+
+agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
   test('claude: project scope, two turns (--continue): shell side effects, parallel calls, a failing call, secrets, restore turn:2 and undo', async (t) => {
-    const box = sandbox();
-    box.env.TMPDIR = path.join(box.base, 'tmp');
-    mkdirSync(box.env.TMPDIR);
+    const box = claudeSandbox(t);
     const ws = box.ws;
     writeFileSync(path.join(ws, 'obsolete.txt'), 'to be deleted by the shell\n');
     git(box, ['add', '-A']);
@@ -324,16 +325,13 @@ if (agent.skip) {
       ok = c.failures.length === 0;
     } finally {
       if (!ok) logOutputs(t, box, outputs, server);
-      else removeSandbox(box);
     }
     // Every check ran; all failures at once (several await fields other work adds).
     t.deepEqual(c.failures, []);
   });
 
   test('claude: user scope, background subagent: its calls carry the subagent, its files its own posts, the task notification stays in turn 1', async (t) => {
-    const box = sandbox();
-    box.env.TMPDIR = path.join(box.base, 'tmp');
-    mkdirSync(box.env.TMPDIR);
+    const box = claudeSandbox(t);
     const ws = box.ws;
     const fingerprint = gitDirFingerprint(box);
     const scripts = {
@@ -518,12 +516,11 @@ if (agent.skip) {
       ok = c.failures.length === 0;
     } finally {
       if (!ok) logOutputs(t, box, outputs, server);
-      else removeSandbox(box);
     }
     // Every check ran; all failures at once (several await fields other work adds).
     t.deepEqual(c.failures, []);
   });
-}
+});
 
 /**
  * Soft checks: each failure is recorded with what it checked, and the test asserts
@@ -557,7 +554,6 @@ function checks() {
 function logOutputs(t, box, outputs, server) {
   for (const [name, r] of outputs)
     t.log(`${name}: exit ${r.code}${r.signal ? ` (${r.signal})` : ''} in ${r.ms} ms\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  t.log(`sandbox kept: ${box.base}`);
   t.log(
     `requests: ${server.requests.length}; unexpected: ${JSON.stringify(server.unexpected)}; outbound: ${JSON.stringify(server.outbound)}`,
   );

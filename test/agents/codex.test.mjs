@@ -16,19 +16,7 @@
 import test from 'ava';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  ckpt,
-  ckptJson,
-  git,
-  gitDirFingerprint,
-  installAgent,
-  ledgerRecords,
-  removeSandbox,
-  sandbox,
-  storeText,
-  workspaceFiles,
-  cannotRun,
-} from './harness.mjs';
+import { agentSuite, ckpt, ckptJson, git, gitDirFingerprint, ledgerRecords, storeText, testSandbox, workspaceFiles } from './harness.mjs';
 import {
   EVENT_LABELS,
   codexTurn,
@@ -43,7 +31,6 @@ import {
   writeCodexConfig,
 } from './codex.mjs';
 
-const agent = installAgent('codex');
 const SECRET = 'sk-test-1234567890abcdefghij';
 /** The events git-ckpt must wire at least (the installer may add more, e.g. SubagentStop). */
 const CORE_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart'];
@@ -115,9 +102,7 @@ function pendingChecks(t) {
   };
 }
 
-if (agent.skip) {
-  cannotRun(test, 'codex: the real CLI', agent.skip);
-} else {
+agentSuite(test, 'codex', 'codex: the real CLI', (agent) => {
   test.beforeEach((t) => {
     t.context.runs = [];
     t.context.boxes = [];
@@ -130,11 +115,8 @@ if (agent.skip) {
     }
     if (!t.passed) {
       for (const [label, r] of t.context.runs) t.log(`${label}: ${describeRun(r)}`);
-      for (const box of t.context.boxes) {
-        t.log(`sandbox kept: ${box.base}`);
-        t.log(`hook trace:\n${seq(readTrace(box)).join('\n')}`);
-      }
-    } else for (const box of t.context.boxes) removeSandbox(box);
+      for (const box of t.context.boxes) t.log(`hook trace of ${box.base}:\n${seq(readTrace(box)).join('\n')}`);
+    }
   });
 
   const turn = async (t, label, box, prompt, opts) => {
@@ -145,7 +127,7 @@ if (agent.skip) {
   };
 
   test('codex: project scope, untrusted then trusted as /hooks does; turn 1 (apply_patch, sed/create/rm, parallel calls, .env), resumed turn 2 (edit, shell edit, failing command); restore turn:2 and undo', async (t) => {
-    const box = sandbox();
+    const box = testSandbox(t);
     t.context.boxes.push(box);
     const ws = box.ws;
     writeFileSync(path.join(ws, 'old.txt'), 'committed, removed by the shell\n');
@@ -402,7 +384,7 @@ if (agent.skip) {
   });
 
   test('codex: user scope, untrusted then trust written as /hooks writes it (hash computed here); command and prompt redaction', async (t) => {
-    const box = sandbox();
+    const box = testSandbox(t);
     t.context.boxes.push(box);
     const fingerprint = gitDirFingerprint(box);
     const later = pendingChecks(t);
@@ -493,7 +475,7 @@ if (agent.skip) {
   });
 
   test('codex: async handlers run detached (not skipped); --dangerously-bypass-hook-trust runs untrusted hooks for one invocation', async (t) => {
-    const box = sandbox();
+    const box = testSandbox(t);
     t.context.boxes.push(box);
     const server = await startCodexServer({
       a: { steps: [[{ shell: 'printf x > a.txt' }], [{ shell: 'sleep 1' }]], final: 'Done.' },
@@ -544,4 +526,4 @@ if (agent.skip) {
       'stop async=false untrusted',
     ]);
   });
-}
+});

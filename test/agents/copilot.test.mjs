@@ -8,18 +8,18 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   addresses,
+  agentSuite,
   ckpt,
   ckptJson,
   git,
   gitDirFingerprint,
-  installAgent,
   ledgerRecords,
   removeSandbox,
   run,
   sandbox,
   storeText,
+  testSandbox,
   workspaceFiles,
-  cannotRun,
 } from './harness.mjs';
 import {
   copilotEnv,
@@ -32,7 +32,6 @@ import {
   trustFolder,
 } from './copilot.mjs';
 
-const agent = installAgent('copilot');
 const SECRET = 'ckpt-SECRET-7d1e4b9a';
 // Copilot's tool names; the same calls reach Claude-format hooks as Write / Edit / Bash.
 const TOOL = { Write: 'create', Edit: 'edit', Bash: 'bash' };
@@ -87,29 +86,12 @@ function mainScript(ws) {
 const PROMPT1 = 'Turn one: files, shell and failures [[ckpt t1]]\nCreate notes.txt, run the shell commands, then try the failing ones.';
 const PROMPT2 = 'Turn two: edit notes.txt again [[ckpt t2]]';
 
-/** Warm the runtime cache once (the first launch unpacks ~235 MB), so concurrent tests do not both unpack it. */
-test.before(async () => {
-  if (agent.skip) return;
-  const box = sandbox('warmup');
-  try {
-    linkRuntimeCache(box, agent.version);
-    await run(agent.bin, ['--version'], {
-      cwd: box.ws,
-      env: { ...box.env, COPILOT_AUTO_UPDATE: 'false', COPILOT_OFFLINE: 'true' },
-      timeoutMs: 300_000,
-    });
-  } finally {
-    removeSandbox(box);
-  }
-});
-
 /**
  * Run the two-turn scenario with git-ckpt's hooks installed by `installArgs`.
  * Returns what the assertions need.
  */
 async function scenario(t, { installArgs, trusted, afterInstall }) {
-  const box = sandbox();
-  t.teardown(() => removeSandbox(box));
+  const box = testSandbox(t);
   linkRuntimeCache(box, agent.version);
   writeFileSync(path.join(box.ws, 'doomed.txt'), 'to be removed by the shell\n');
   git(box, ['add', '-A']);
@@ -298,9 +280,23 @@ async function checkScenario(t, s) {
   t.is(gitDirFingerprint(box), s.fingerprint, "the user's .git is byte-identical");
 }
 
-if (agent.skip) {
-  cannotRun(test, 'copilot: the real CLI', agent.skip);
-} else {
+// Module-level helpers read `agent`; they run inside the suite's tests only, once it is installed.
+const agent = agentSuite(test, 'copilot', 'copilot: the real CLI', () => {
+  /** Warm the runtime cache once (the first launch unpacks ~235 MB), so concurrent tests do not both unpack it. */
+  test.before(async () => {
+    const box = sandbox('warmup');
+    try {
+      linkRuntimeCache(box, agent.version);
+      await run(agent.bin, ['--version'], {
+        cwd: box.ws,
+        env: { ...box.env, COPILOT_AUTO_UPDATE: 'false', COPILOT_OFFLINE: 'true' },
+        timeoutMs: 300_000,
+      });
+    } finally {
+      removeSandbox(box);
+    }
+  });
+
   test('copilot: --agent copilot at user scope, untrusted folder: file tool, shell side effects, parallel calls, failures, resumed turn, restore, undo', async (t) => {
     const s = await scenario(t, { installArgs: ['--agent', 'copilot', '--scope', 'user'], trusted: false });
     t.true(existsSync(path.join(s.box.home, '.copilot', 'hooks', 'git-ckpt.json')), 'user-scope hooks live in ~/.copilot/hooks');
@@ -365,8 +361,7 @@ if (agent.skip) {
   });
 
   test('copilot: project hooks fire only in a trusted folder (--trust-folder, COPILOT_ALLOW_ALL=true, trustedFolders in ~/.copilot/config.json)', async (t) => {
-    const box = sandbox();
-    t.teardown(() => removeSandbox(box));
+    const box = testSandbox(t);
     linkRuntimeCache(box, agent.version);
     const f = (name) => path.join(box.ws, name);
     const script = {};
@@ -436,4 +431,4 @@ if (agent.skip) {
     t.deepEqual(model.unexpected, []);
     t.deepEqual(proxy.caught, []);
   });
-}
+});

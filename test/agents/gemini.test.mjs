@@ -16,21 +16,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  agentSuite,
   ckpt,
   ckptJson,
   git,
   gitDirFingerprint,
-  installAgent,
   ledgerRecords,
   removeSandbox,
   sandbox,
   storeText,
   workspaceFiles,
-  cannotRun,
 } from './harness.mjs';
 import { configureGemini, describeRun, readTrace, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
-const agent = installAgent('gemini');
 const boxes = [];
 const servers = [];
 
@@ -301,9 +299,8 @@ const sessionC = once(async () => {
 
 // ---------------------------------------------------------------------------------------------
 
-if (agent.skip) {
-  cannotRun(test, 'gemini: the real CLI', agent.skip);
-} else {
+// The sessions above read `agent`; they run inside the suite's tests only, once it is installed.
+const agent = agentSuite(test, 'gemini', 'gemini: the real CLI', () => {
   test.serial('A: both turns run to the end against the scripted server, in one resumed session', async (t) => {
     const s = await sessionA();
     t.context.logs = s.logs;
@@ -622,4 +619,4 @@ if (agent.skip) {
       );
     },
   );
-}
+});

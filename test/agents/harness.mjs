@@ -21,8 +21,10 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Skipped, never passed, when an agent cannot run here; failed under CI (see test/helpers.mjs). */
-export { cannotRun, IN_CI } from '../helpers.mjs';
+/** An agent that cannot run here is skipped, never passed; failed under CI (see test/helpers.mjs). */
+import { cannotRun } from '../helpers.mjs';
+
+export { IN_CI } from '../helpers.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'bin', 'main.js');
@@ -70,6 +72,19 @@ export function installAgent(name) {
   return { bin, version: spec.version, prefix };
 }
 
+/**
+ * One real agent's suite: its CLI installed (cached between runs), then `body(agent)` registers the
+ * tests, with `agent` as { bin, version, prefix }. When the CLI cannot be installed, one test named
+ * `title` stands for the suite instead: skipped with the reason, failed under CI (`cannotRun`).
+ * Returns what `installAgent` did, for helpers outside the body (they run inside its tests only).
+ */
+export function agentSuite(test, name, title, body) {
+  const agent = installAgent(name);
+  if (agent.skip) cannotRun(test, title, agent.skip);
+  else body(agent);
+  return agent;
+}
+
 /** Environment without the developer's git, agent or model variables. */
 export function cleanEnv(extra = {}) {
   const env = {};
@@ -96,6 +111,19 @@ export function sandbox(name = 'project') {
   writeFileSync(path.join(ws, 'README.md'), '# project\n');
   git(box, ['add', '-A']);
   git(box, ['commit', '-qm', 'initial']);
+  return box;
+}
+
+/**
+ * A sandbox for test `t`: removed when the test passed; kept when it failed (or under
+ * GIT_CKPT_KEEP_SANDBOX), and then named in the test's log.
+ */
+export function testSandbox(t, name) {
+  const box = sandbox(name);
+  t.teardown(() => {
+    if (t.passed && !process.env.GIT_CKPT_KEEP_SANDBOX) removeSandbox(box);
+    else t.log(`sandbox kept: ${box.base}`);
+  });
   return box;
 }
 

@@ -6,15 +6,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { cannotRun, ckpt, ckptJson, git, gitDirFingerprint, installAgent, ledgerRecords, sandbox, workspaceFiles } from './harness.mjs';
+import { agentSuite, ckpt, ckptJson, git, gitDirFingerprint, ledgerRecords, testSandbox, workspaceFiles } from './harness.mjs';
 import { marker, runClaude, startClaudeServer } from './claude.mjs';
 import { configureGemini, describeRun, runGeminiTurn, startGeminiServer } from './gemini.mjs';
 
-const claude = installAgent('claude');
-
-/** A project whose committed app.txt the scripted sessions bump, then rewind. */
-function projectWithApp() {
-  const box = sandbox();
+/** A project for test `t` whose committed app.txt the scripted sessions bump, then rewind. */
+function projectWithApp(t) {
+  const box = testSandbox(t);
   writeFileSync(path.join(box.ws, 'app.txt'), 'version 1\n');
   git(box, ['add', '-A']);
   git(box, ['commit', '-qm', 'app']);
@@ -43,11 +41,9 @@ async function planIdOf(box, args) {
   return (await ckptJson(box, [...args, '--dry-run', '--json'])).planId;
 }
 
-if (claude.skip) {
-  cannotRun(test, 'claude mcp: the real CLI', claude.skip);
-} else {
+agentSuite(test, 'claude', 'claude mcp: the real CLI', (claude) => {
   test('claude: the model lists checkpoints, gets a restore plan (dry run), applies it; the workspace is back to before turn 1', async (t) => {
-    const box = projectWithApp();
+    const box = projectWithApp(t);
     const ws = box.ws;
     const fingerprint = gitDirFingerprint(box);
     t.is((await ckpt(box, ['hooks', 'install', '--agent', 'claude'])).code, 0);
@@ -127,9 +123,7 @@ if (claude.skip) {
     t.is(undo.code, 0, undo.stderr);
     t.is(readFileSync(path.join(ws, 'notes.txt'), 'utf8'), 'notes\n', 'and the person can take the rewind back');
   });
-}
-
-const gemini = installAgent('gemini');
+});
 
 /** What Gemini CLI sent back to the model for each of its calls of `name`: the functionResponse parts, in order. */
 function functionResponses(server, name) {
@@ -139,11 +133,9 @@ function functionResponses(server, name) {
   );
 }
 
-if (gemini.skip) {
-  cannotRun(test, 'gemini mcp: the real CLI', gemini.skip);
-} else {
+agentSuite(test, 'gemini', 'gemini mcp: the real CLI', (gemini) => {
   test('gemini: the model lists checkpoints, gets a restore plan (dry run), applies it, through the settings.json mcpServers entry', async (t) => {
-    const box = projectWithApp();
+    const box = projectWithApp(t);
     const ws = box.ws;
     const scripts = {
       t1: [
@@ -202,4 +194,4 @@ if (gemini.skip) {
     t.regex(text(applied), /checkpoint_undo with apply: true/);
     t.deepEqual(workspaceFiles(box), before, 'the workspace is as it was before turn 1');
   });
-}
+});

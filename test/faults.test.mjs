@@ -320,6 +320,15 @@ function smallDisk(dir, size) {
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
   return r.status === 0 ? () => spawnSync('umount', ['-l', dir]) : undefined;
 }
+/** A sandbox whose store root lies on a small tmpfs of its own, unmounted at teardown. */
+function sandboxOnSmallDisk(t, size) {
+  const box = sandbox();
+  const disk = path.join(box.base, 'disk');
+  t.teardown(smallDisk(disk, size));
+  box.store = path.join(disk, 'store');
+  box.env.GIT_CKPT_HOME = box.store;
+  return { box, disk };
+}
 const probeDir = mkdtempSync(path.join(tmpdir(), 'ckpt-mount-probe-'));
 const probeUnmount = asRoot ? smallDisk(probeDir, '1m') : undefined;
 probeUnmount?.();
@@ -329,12 +338,7 @@ if (!probeUnmount) console.warn('faults.test: cannot mount a tmpfs here (needs r
 diskTest(
   'a full store disk: the snapshot fails in one line, hooks exit 0, status, fsck and dry runs work, and once space is back everything does',
   async (t) => {
-    const box = sandbox();
-    const disk = path.join(box.base, 'disk');
-    const unmount = smallDisk(disk, '8m');
-    t.teardown(unmount);
-    box.store = path.join(disk, 'store');
-    box.env.GIT_CKPT_HOME = box.store;
+    const { box } = sandboxOnSmallDisk(t, '8m');
     for (let i = 0; i < 20; i++) write(box, `f${i}.txt`, `small ${i}\n`);
     const first = (await ckptJson(box, ['snapshot'])).id;
     for (let i = 0; i < 12; i++) write(box, `big${i}.bin`, randomBytes(1 << 20));
@@ -449,11 +453,7 @@ modeTest('EACCES on the store (its folder, then its ledger, unwritable): snapsho
 diskTest(
   'a full disk while a revert is interrupted: the failed snapshot frees space but keeps what the journal needs, and --continue finishes',
   async (t) => {
-    const box = sandbox();
-    const disk = path.join(box.base, 'disk');
-    t.teardown(smallDisk(disk, '8m'));
-    box.store = path.join(disk, 'store');
-    box.env.GIT_CKPT_HOME = box.store;
+    const { box, disk } = sandboxOnSmallDisk(t, '8m');
     const lines = (first, last) => `${first}\n${Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n')}\n${last}\n`;
     for (let i = 0; i < 3; i++) write(box, `f${i}.txt`, lines('top', 'bottom'));
     await ckptJson(box, ['snapshot']);
@@ -480,11 +480,7 @@ diskTest(
 diskTest(
   'a full disk while the journal is written (ENOSPC): restore fails with the io code and exit 1 before any file is written',
   async (t) => {
-    const box = sandbox();
-    const disk = path.join(box.base, 'disk');
-    t.teardown(smallDisk(disk, '8m'));
-    box.store = path.join(disk, 'store');
-    box.env.GIT_CKPT_HOME = box.store;
+    const { box, disk } = sandboxOnSmallDisk(t, '8m');
     // 2000 paths with long names: a journal of some 400 KB, far more than the space left below.
     const name = (i) => `dir-${i % 20}/a-file-whose-long-name-makes-the-journal-large-${String(i).padStart(4, '0')}.txt`;
     const N = 2000;

@@ -376,13 +376,19 @@ diskTest(
   },
 );
 
-modeTest('a read-only store: log, show, status, diff, fsck and every dry run still work, and a write is one clear line', async (t) => {
+/** A workspace with checkpoints of a.txt at "one" (`a`) and "two", and "three" on disk, not captured. */
+async function twoCheckpointsAndAnEdit() {
   const box = sandbox();
   write(box, 'a.txt', 'one\n');
   const a = (await ckptJson(box, ['snapshot'])).id;
   write(box, 'a.txt', 'two\n');
   await ckptJson(box, ['snapshot']);
   write(box, 'a.txt', 'three\n');
+  return { box, a };
+}
+
+modeTest('a read-only store: log, show, status, diff, fsck and every dry run still work, and a write is one clear line', async (t) => {
+  const { box, a } = await twoCheckpointsAndAnEdit();
   await ckptJson(box, ['restore', a, '--dry-run']);
   const store = storeDir(box);
   spawnSync('chmod', ['-R', 'a-w', store]);
@@ -411,12 +417,7 @@ modeTest('a read-only store: log, show, status, diff, fsck and every dry run sti
 });
 
 modeTest('EACCES on the store (its folder, then its ledger, unwritable): snapshot and restore fail with the io code, exit 1', async (t) => {
-  const box = sandbox();
-  write(box, 'a.txt', 'one\n');
-  const a = (await ckptJson(box, ['snapshot'])).id;
-  write(box, 'a.txt', 'two\n');
-  await ckptJson(box, ['snapshot']);
-  write(box, 'a.txt', 'three\n');
+  const { box, a } = await twoCheckpointsAndAnEdit();
   const store = storeDir(box);
   const ledger = path.join(store, 'ledger.jsonl');
   const mode = statSync(store).mode & 0o7777;

@@ -41,7 +41,7 @@ import {
   type SkippedPath,
 } from '../model/ledger.js';
 import { carryGitlinks, staleGitlinks } from './gitlinks.js';
-import { treeChanges } from '../git/objects.js';
+import { parseRawDiff } from '../git/objects.js';
 import { keepAllPacks } from '../store/packs.js';
 import { EMPTY_TREE } from '../model/oid.js';
 import { isUtf8Path } from '../model/paths.js';
@@ -121,14 +121,17 @@ async function newestIntactParent(ctx: StoreContext): Promise<string | null> {
   return null;
 }
 
-/** The paths that changed since the parent tree, with git's status letter (T: file, symlink and gitlink swapped). */
-async function changedPaths(
-  ctx: StoreContext,
-  parent: string | null,
-  tree: string,
-  signal: AbortSignal,
-): Promise<{ changes: ChangedPath[]; added: string[]; modified: string[]; raw?: TreeChange[] }> {
-  const raw = await treeChanges({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir }, parent ?? EMPTY_TREE, tree, signal);
+/**
+ * The paths the index changed since the parent tree, with git's status letter
+ * (T: file, symlink and gitlink swapped). Run beside write-tree, which writes
+ * the same index as a tree: a diff of the two trees afterwards would cost one
+ * git process more on the path every one-file hook takes.
+ */
+async function indexChanges(ctx: StoreContext, parent: string | null, signal: AbortSignal): Promise<ChangedPaths> {
+  const { stdout } = await git(
+    gitCall(ctx, { verb: 'diff-index', args: ['--cached', '-r', '-z', '--no-renames', '--raw', { oid: parent ?? EMPTY_TREE }], signal }),
+  );
+  const raw = parseRawDiff(stdout);
   const changes = raw.map(
     (c): ChangedPath => ({
       path: c.path,
@@ -142,6 +145,16 @@ async function changedPaths(
     modified: changes.filter((c) => c.status === 'M' || c.status === 'T').map((c) => c.path),
   };
 }
+
+interface ChangedPaths {
+  changes: ChangedPath[];
+  added: string[];
+  modified: string[];
+  raw?: TreeChange[];
+}
+
+/** The latest tree is missing (a damaged store): no stats; the commit chains past it. */
+const NO_CHANGES: ChangedPaths = { changes: [], added: [], modified: [] };
 
 /** Pure: what a tree entry's mode says it is. */
 function entryType(mode: string): 'file' | 'symlink' | 'gitlink' | 'tree' {
@@ -201,7 +214,7 @@ async function stageAndWrite(
   opts: SnapshotOptions,
   deadline: Deadline,
   progress: Progress,
-): Promise<{ tree: string; skipped: SkippedPath[] }> {
+): Promise<{ tree: string; skipped: SkippedPath[]; changes?: Promise<ChangedPaths> }> {
   const { signal } = deadline;
   const skipped = [...plan.skipped];
   const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
@@ -270,8 +283,11 @@ async function stageAndWrite(
   }
   if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
   await pausePoint('staged');
+  const changes = opts.dryCommit || ctx.scratch ? undefined : indexChanges(ctx, latest?.tree ?? null, signal);
+  // Handled by the caller, or dropped with write-tree's own error.
+  changes?.catch(() => undefined);
   const tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
-  return { tree, skipped };
+  return { tree, skipped, ...(changes ? { changes } : {}) };
 }
 
 /**
@@ -302,14 +318,14 @@ async function commitCheckpoint(
   plan: CapturePlan,
   skipped: SkippedPath[],
   opts: SnapshotOptions,
+  pending: Promise<ChangedPaths> | undefined,
   signal: AbortSignal,
 ): Promise<{ record: CheckpointRecord; changes: ChangedPath[] }> {
   const now = Date.now();
-  // The stats trailer needs the diff, and the diff needs a commit: diff the trees first.
-  const diff = await changedPaths(ctx, latest?.tree ?? null, tree, signal).catch((err: unknown) => {
+  // The stats trailer needs the diff, so it comes before the commit.
+  const diff = await (pending ?? indexChanges(ctx, latest?.tree ?? null, signal)).catch((err: unknown) => {
     if (signal.aborted) throw err;
-    // The latest tree is missing (a damaged store): no stats; the commit below chains past it.
-    return { changes: [] as ChangedPath[], added: [] as string[], modified: [] as string[], raw: undefined };
+    return NO_CHANGES;
   });
   const meta = {
     time: now,
@@ -402,8 +418,12 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
     const plan = await planFromDisk(ctx, !latest, signal);
     const unchanged = plan.stage.length === 0 && plan.forceRemove.length === 0;
     const stamp = unchanged && !ctx.scratch ? readStamp(ctx.paths) : undefined;
-    const { tree, skipped } = stamp
-      ? { tree: stamp.tree, skipped: plan.skipped }
+    const {
+      tree,
+      skipped,
+      changes: pendingChanges,
+    } = stamp
+      ? { tree: stamp.tree, skipped: plan.skipped, changes: undefined }
       : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length, allSkipped: skipped };
     const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
@@ -411,7 +431,7 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
       if (latest?.tree === tree && !ctx.scratch) await keepStampFresh(ctx, tree, stamp, unchanged, signal);
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
-    const { record, changes } = await commitCheckpoint(ctx, latest, tree, plan, skipped, opts, signal);
+    const { record, changes } = await commitCheckpoint(ctx, latest, tree, plan, skipped, opts, pendingChanges, signal);
     await afterCommit(ctx, changes, progress.total, opts, signal);
     return { created: true, id: record.id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
   } catch (err) {

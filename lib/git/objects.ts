@@ -54,6 +54,11 @@ export async function treeChanges(repo: RepoAccess, from: string, to: string, si
     cwd: repo.cwd,
     signal,
   });
+  return parseRawDiff(stdout);
+}
+
+/** `--raw -z` output of diff-tree or diff-index, one change per path. */
+export function parseRawDiff(stdout: Buffer): TreeChange[] {
   const parts = splitZ(stdout);
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {

@@ -30,6 +30,7 @@ const ALLOWED_VERBS = new Set([
   'read-tree',
   'commit-tree',
   'diff-tree',
+  'diff-index',
   'cat-file',
   'ls-tree',
   'pack-objects',

@@ -56,6 +56,7 @@ const COMMANDS: Record<string, () => Promise<Define>> = {
   forget: async () => (await import('./forget.js')).define,
   fsck: async () => (await import('./fsck.js')).define,
   stores: async () => (await import('./stores.js')).define,
+  daemon: async () => (await import('./daemon.js')).define,
   version: async () => (await import('./version.js')).define,
   completion: async () => (await import('./completion.js')).define,
 };

@@ -55,6 +55,9 @@ export async function runHookCommand(args: string[]): Promise<void> {
     const payload = await readStdin();
     const { runHook } = await import('../lib/agents/hook.js');
     const run = await runHook(agent, phase, payload, { env: process.env, cwd: process.cwd(), startedAt });
+    // The entry script says so when it found the daemon's socket but no daemon answering.
+    if (run.wantsDaemon)
+      (await import('../lib/store/daemon-client.js')).ensureDaemon(process.env, process.env.GIT_CKPT_DAEMON_UNREACHABLE === '1');
     exit(run.stdout);
   } catch {
     exit(neutral);

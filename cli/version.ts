@@ -1,12 +1,10 @@
 /** git ckpt version (and --version): the versions of git-ckpt, git and Node.js. */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
-import { packageRoot } from '../lib/store/layout.js';
+import { packageVersion } from '../lib/store/layout.js';
 import { gitVersion, MIN_GIT, versionBelow } from '../lib/git/runner.js';
 
 export async function printVersion(json: boolean): Promise<void> {
-  const ckpt = (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  const ckpt = packageVersion();
   const git = await gitVersion().catch(() => 'not found');
   const node = process.versions.node;
   if (json) {

@@ -24,7 +24,8 @@ import {
 } from './model/ledger.js';
 import { serialize, withLock } from './store/lock.js';
 import { DEFAULT_SETTINGS, readSettings, type Settings } from './store/settings.js';
-import type { StoreContext } from './store/context.js';
+import type { ChangeSource, StoreContext } from './store/context.js';
+import { flushDaemon } from './store/daemon-client.js';
 import { crashPoint } from './model/crash-point.js';
 import { removeGitDebris } from './capture/housekeeping.js';
 import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, type SnapshotResult } from './capture/snapshot.js';
@@ -122,6 +123,8 @@ export interface StatusReport {
 export interface OpenOptions {
   /** Environment to read GIT_CKPT_HOME / XDG_STATE_HOME from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The watcher's account of changes for a workspace root (the daemon's), which snapshots then scan instead of everything. */
+  changesFor?: (root: string) => ChangeSource | undefined;
 }
 
 export class Workspace {
@@ -130,13 +133,17 @@ export class Workspace {
     readonly location: WorkspaceLocation,
     private storePaths: StorePaths | undefined,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly changes?: ChangeSource,
+    /** Opened by the daemon for an event it records: never waits for the daemon. */
+    private readonly inDaemon = false,
   ) {}
 
   /** Open the workspace that contains `dir` (the git toplevel, or `dir` itself). Creates nothing. */
   static open(dir: string, options: OpenOptions = {}): Workspace {
     const env = options.env ?? process.env;
     const location = locateWorkspace(dir);
-    return new Workspace(location, openStoreDir(location.root, false, env), env);
+    const changes = options.changesFor?.(location.root);
+    return new Workspace(location, openStoreDir(location.root, false, env), env, changes, options.changesFor !== undefined);
   }
 
   get root(): string {
@@ -190,6 +197,8 @@ export class Workspace {
     lockTimeoutMs?: number,
   ): Promise<T> {
     const paths = this.ensureStore();
+    // Events the daemon answered before recording them come first (not inside the daemon itself).
+    if (!this.inDaemon) await flushDaemon(this.env, this.location.root);
     return serialize(paths.dir, async () => {
       // Settings name the lock timeout, so read them first when the shadow repository exists;
       // a new one is made under the lock.
@@ -300,7 +309,7 @@ export class Workspace {
   }
 
   private context(paths: StorePaths, settings: Settings): StoreContext {
-    return { location: this.location, paths, settings, env: this.env };
+    return { location: this.location, paths, settings, env: this.env, ...(this.changes ? { changes: this.changes } : {}) };
   }
 
   /** Make the workspace match a checkpoint (see restore.ts for the transaction). */
@@ -403,6 +412,7 @@ export class Workspace {
 
   /** Checkpoints, newest first. */
   async list(options: ListOptions = {}): Promise<ListResult> {
+    if (!this.inDaemon && this.storePaths) await flushDaemon(this.env, this.location.root);
     const { records, warnings } = this.ledger();
     let matching = records;
     if (options.session !== undefined) {

@@ -48,6 +48,8 @@ await Promise.all([
     splitting: true,
     chunkNames: 'chunk-[hash]',
     banner: withRequire,
+    // A native module: it finds its platform's prebuilt binary at run time.
+    external: ['@parcel/watcher'],
   }),
   build({
     ...common,

@@ -41,7 +41,10 @@ export function sandbox({ git = true, name = 'ws' } = {}) {
   mkdirSync(home);
   mkdirSync(ws);
   const env = cleanEnv({ HOME: home, GIT_CKPT_HOME: store, XDG_CONFIG_HOME: path.join(home, '.config') });
-  writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n');
+  writeFileSync(
+    path.join(home, '.gitconfig'),
+    `[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[ckpt]\n\t${DAEMON_MODE ? 'daemonIdle = 20s' : 'daemon = false'}\n`,
+  );
   const box = { base, home, store, ws, env };
   if (git) {
     sh(box, ['init', '-q']);
@@ -90,8 +93,8 @@ export function shadowGit(box, args, encoding = 'utf8') {
 }
 
 export function storeDir(box) {
-  // The store root also keeps `backups/` (of agent configs hooks install rewrote) and the log of hooks without a store.
-  const dirs = readdirSync(box.store).filter((d) => d !== 'backups' && !d.startsWith('hook.log'));
+  // The store root also keeps `backups/` (of agent configs hooks install rewrote), the daemon's folder and the log of hooks without a store.
+  const dirs = readdirSync(box.store).filter((d) => d !== 'backups' && d !== 'daemon' && !d.startsWith('hook.log'));
   if (dirs.length !== 1) throw new Error(`expected one store, found ${dirs.join(', ')}`);
   return path.join(box.store, dirs[0]);
 }
@@ -128,8 +131,30 @@ export function run(box, command, args, opts = {}) {
   });
 }
 
+/**
+ * GIT_CKPT_TEST_DAEMON=1 runs the suites with the daemon on: sandboxes allow it
+ * (they turn it off otherwise), and every `git ckpt hook` a test runs goes
+ * through the entry script agents run, to a daemon started for the sandbox.
+ */
+export const DAEMON_MODE = process.env.GIT_CKPT_TEST_DAEMON === '1';
+export const HOOK_SCRIPT = path.join(ROOT, 'hooks', 'git-ckpt-hook');
+const daemonsStarted = new Set();
+
+/** Start the sandbox's daemon (once) and wait until it listens. */
+export function startDaemonFor(box, env = {}) {
+  const key = env.GIT_CKPT_HOME ?? box.store;
+  if (daemonsStarted.has(key)) return;
+  const r = spawnSync(process.execPath, [CLI, 'daemon', 'start'], { cwd: box.ws, env: { ...box.env, ...env }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`git ckpt daemon start failed: ${r.stderr}`);
+  daemonsStarted.add(key);
+}
+
 /** Run the CLI; resolves with { code, stdout, stderr }. */
 export function ckpt(box, args, opts = {}) {
+  if (DAEMON_MODE && args[0] === 'hook' && !opts.noDaemon) {
+    startDaemonFor(box, opts.env);
+    return run(box, HOOK_SCRIPT, args.slice(1), opts);
+  }
   return run(box, process.execPath, [CLI, ...args], opts);
 }
 

@@ -19,6 +19,7 @@ import { callFailure } from './transcript.js';
 import { noCheckpointYet, runningBaseline } from '../capture/baseline.js';
 import { displayPath, unsafePathReason } from '../model/paths.js';
 import { locateWorkspace } from '../store/locate.js';
+import type { ChangeSource } from '../store/context.js';
 
 export interface HookRun {
   /** Exactly what to print on stdout. */
@@ -28,6 +29,8 @@ export interface HookRun {
   created?: string;
   /** Lines written to the hook log. */
   logged: string[];
+  /** ckpt.daemon is on and this hook ran outside the daemon: the caller makes sure one runs. */
+  wantsDaemon?: boolean;
 }
 
 export interface HookOptions {
@@ -36,6 +39,8 @@ export interface HookOptions {
   cwd: string;
   /** When the hook process started: the budget counts from there. */
   startedAt: number;
+  /** The daemon's watcher account of changes, per workspace root. */
+  changesFor?: (root: string) => ChangeSource | undefined;
 }
 
 const LOG_MAX_BYTES = 1024 * 1024;
@@ -78,7 +83,8 @@ function vouchedByProcessCwd(workspaceRoot: string, processCwd: string): boolean
  * has a store, so a payload cannot point a hook at any directory (`"cwd":"/etc"`).
  */
 function openHookWorkspace(event: HookEvent, options: HookOptions): Workspace {
-  const open = (dir: string) => Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv });
+  const open = (dir: string) =>
+    Workspace.open(dir, { env: options.env as NodeJS.ProcessEnv, ...(options.changesFor ? { changesFor: options.changesFor } : {}) });
   if (isDirectory(event.projectDir)) return open(event.projectDir);
   const named = [event.workspaceRoot, event.cwd].find(isDirectory);
   if (named) {
@@ -274,6 +280,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   let logFile: string | undefined;
   let created: string | undefined;
   let numbering: Record<string, unknown> = {};
+  let wantsDaemon = false;
   try {
     const ws = openHookWorkspace(event, options);
     // A file path inside the workspace reads better relative to it.
@@ -300,6 +307,10 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
       if (result.skipNote) note(`${result.skipNote} (git ckpt status lists them)`);
     }
+    // Any event may find the daemon gone (killed, idle): the next hook that runs here starts it
+    // again. The settings were read under the lock just now (cached), or the store is still new.
+    if (!options.changesFor)
+      wantsDaemon = existsSync(store.shadowHead) ? (await ws.settings().catch(() => DEFAULT_SETTINGS)).daemon : false;
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }
@@ -309,7 +320,7 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
     if (!(logFile && appendLog(logFile, logged)))
       appendLog(fallback, logged) || appendLog(path.join(tmpdir(), 'git-ckpt-hook.log'), logged);
   }
-  return { stdout, event, created, logged };
+  return { stdout, event, created, logged, wantsDaemon };
 }
 
 function safeStoreRoot(env: Record<string, string | undefined>): string | undefined {

@@ -191,8 +191,8 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
 }
 
 /** The scan, the facts about every candidate, and the pure capture plan. */
-async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal): Promise<CapturePlan> {
-  const scan = await scanWorkspace(ctx, !first, signal);
+async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal, only?: readonly string[]): Promise<CapturePlan> {
+  const scan = await scanWorkspace(ctx, !first, signal, only);
   const listable = scan.newDirs.filter(isUtf8Path);
   const expansion = listable.length
     ? await expandNewDirs(ctx, listable, ctx.settings.maxNewFiles, signal)
@@ -415,7 +415,10 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
   const progress: Progress = { hashed: 0, total: 0 };
   try {
     const latest = await prepare(ctx, signal);
-    const plan = await planFromDisk(ctx, !latest, signal);
+    // A watcher's view narrows the scan of a real snapshot; dry and scratch captures scan everything.
+    const view = ctx.changes && !ctx.scratch && !opts.dryCommit ? await ctx.changes.view(signal) : undefined;
+    const only = view && !view.full && latest ? view.paths : undefined;
+    const plan = await planFromDisk(ctx, !latest, signal, only);
     const unchanged = plan.stage.length === 0 && plan.forceRemove.length === 0;
     const stamp = unchanged && !ctx.scratch ? readStamp(ctx.paths) : undefined;
     const {
@@ -427,11 +430,20 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
       : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length, allSkipped: skipped };
     const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
+    const settle = () => {
+      if (!view) return;
+      // What could not be taken is looked at again by every capture, as the full scan does.
+      const keep = [...skipped.map((s) => s.path.replace(/\/$/, '')), ...(opts.holdPaths ?? [])];
+      ctx.changes?.settle(only ? view : { ...view, full: true, reason: 'scanned in full' }, keep);
+    };
     if (!commits) {
-      if (latest?.tree === tree && !ctx.scratch) await keepStampFresh(ctx, tree, stamp, unchanged, signal);
+      // Racily clean entries need no refresh when a watcher names what changed.
+      if (latest?.tree === tree && !ctx.scratch) await keepStampFresh(ctx, tree, stamp, unchanged && !only, signal);
+      settle();
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
     const { record, changes } = await commitCheckpoint(ctx, latest, tree, plan, skipped, opts, pendingChanges, signal);
+    settle();
     await afterCommit(ctx, changes, progress.total, opts, signal);
     return { created: true, id: record.id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
   } catch (err) {

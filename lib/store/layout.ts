@@ -26,6 +26,11 @@ export function packageRoot(): string {
   }
 }
 
+/** The installed package's version. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /** The CLI's entry point (`git-ckpt`). */
 export function cliEntry(): string {
   return path.join(packageRoot(), 'dist', 'bin', 'main.js');

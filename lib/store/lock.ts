@@ -180,6 +180,19 @@ function removeIfOurs(file: string, owner: string): void {
   }
 }
 
+/**
+ * Break a lock whose owner on this host `isGone` says is gone although its pid
+ * still answers (a zombie nobody reaped: some container inits reap late). The
+ * same turn-taking as for any stale lock. Returns whether the lock was broken.
+ */
+export function breakLockOfGoneOwner(file: string, isGone: (pid: number) => boolean): boolean {
+  const text = readLockText(file);
+  const owner = text === undefined ? undefined : parseOwner(text);
+  if (!owner || owner.host !== HOST || !isGone(owner.pid)) return false;
+  breakStale(file, text!);
+  return readLockText(file) !== text;
+}
+
 export interface LockHandle {
   release(): void;
   /** A dead owner's lock was broken to get this one: its git children may have left debris. */

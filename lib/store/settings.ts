@@ -28,6 +28,12 @@ export interface Settings {
   maxBytes: number;
   /** Keep the first line of each prompt (redacted) as its turn's title. */
   recordPrompts: boolean;
+  /** Hooks reach a resident daemon that watches the workspace (false: every hook scans, as without one). */
+  daemon: boolean;
+  /** The daemon exits after this long without a request (ms). */
+  daemonIdleMs: number;
+  /** How often, in time of activity, the daemon checks its account of changes against a full scan (ms). */
+  daemonVerifyMs: number;
 }
 
 const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
@@ -46,6 +52,9 @@ export const DEFAULT_SETTINGS: Settings = {
   maxAgeMs: 30 * 24 * 3600 * 1000,
   maxBytes: 2 * 1024 ** 3,
   recordPrompts: true,
+  daemon: true,
+  daemonIdleMs: 30 * 60_000,
+  daemonVerifyMs: 10 * 60_000,
 };
 
 /**
@@ -132,6 +141,15 @@ export function settingsFromConfigList(listing: string): Settings {
       case 'recordprompts':
         settings.recordPrompts = parseGitBool('recordPrompts', value);
         break;
+      case 'daemon':
+        settings.daemon = parseGitBool('daemon', value);
+        break;
+      case 'daemonidle':
+        settings.daemonIdleMs = parseDuration('daemonIdle', value);
+        break;
+      case 'daemonverify':
+        settings.daemonVerifyMs = parseDuration('daemonVerify', value);
+        break;
       case 'hookbudget':
         settings.hookBudgetMs = Math.min(HOOK_BUDGET_CAP_MS, parseDuration('hookBudget', value));
         break;
@@ -178,4 +196,17 @@ export async function readSettings(paths: StorePaths, env: NodeJS.ProcessEnv = p
     return text;
   });
   return settingsFromConfigList(listing);
+}
+
+/** The user's own [ckpt] settings, without a store (the daemon's: one per store root, for every workspace). */
+export async function readUserSettings(env: NodeJS.ProcessEnv = process.env, cwd: string = homedir()): Promise<Settings> {
+  const { stdout } = await git({
+    verb: 'config',
+    args: ['--global', '--list', '-z', '--includes'],
+    cwd,
+    userConfig: true,
+    okCodes: [1],
+    env: { HOME: env.HOME ?? homedir(), ...(env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME } : {}) },
+  });
+  return settingsFromConfigList(stdout.toString('utf8'));
 }

@@ -173,6 +173,32 @@ export function rootHookLog(root: string): string {
   return path.join(root, HOOK_LOG);
 }
 
+/** The daemon's files, one set per store root (its folder name cannot be a store's: those end in a hash). */
+export interface DaemonPaths {
+  dir: string;
+  /** Held for the daemon's life: one daemon per store root. */
+  lock: string;
+  /** The Unix socket hooks reach it through (mode 0600). */
+  socket: string;
+  /** Where it listens and who it is (pid, port, version), written once it listens. */
+  endpoint: string;
+  /** The per-install token an HTTP hook sends (mode 0600). */
+  token: string;
+  log: string;
+}
+
+export function daemonPaths(root: string): DaemonPaths {
+  const dir = path.join(root, 'daemon');
+  return {
+    dir,
+    lock: path.join(dir, 'lock'),
+    socket: path.join(dir, 'socket'),
+    endpoint: path.join(dir, 'endpoint.json'),
+    token: path.join(dir, 'token'),
+    log: path.join(dir, 'daemon.log'),
+  };
+}
+
 export function storePaths(dir: string): StorePaths {
   const gitDir = path.join(dir, 'git');
   return {

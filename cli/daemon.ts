@@ -1,0 +1,76 @@
+/**
+ * git ckpt daemon start|stop|status [--json]: the resident process that
+ * watches workspaces so a hook scans only what changed. Hooks start it on
+ * demand; these commands are for looking at it and for tests.
+ */
+import type { Command } from 'commander';
+import { daemonStatus, startDaemon, stopDaemon } from '../lib/store/daemon-client.js';
+import { runDaemon } from '../lib/daemon/daemon.js';
+import { CkptError } from '../lib/model/errors.js';
+import { cliEntry, packageVersion } from '../lib/store/layout.js';
+import { printJson } from './common.js';
+import { dim, formatBytes, relativeAge } from './format.js';
+
+const ACTIONS = ['start', 'stop', 'status', 'run'] as const;
+
+export function define(command: Command): Command {
+  return command
+    .description('the resident watcher hooks reach: start, stop, or show its status')
+    .argument('<action>', 'start, stop or status')
+    .option('--json', 'print one JSON object')
+    .action((action: string, options: { json?: boolean }) => runDaemonCommand(action, Boolean(options.json)));
+}
+
+async function runDaemonCommand(action: string, json: boolean): Promise<void> {
+  if (!(ACTIONS as readonly string[]).includes(action))
+    throw new CkptError('usage', `unknown daemon action ${JSON.stringify(action).slice(0, 40)} (expected start, stop or status)`);
+  if (action === 'run') {
+    // The daemon itself, as `start` and the hooks spawn it.
+    // Test-only: a shorter clock, and another file standing for the binary (touching it is an upgrade).
+    const tickMs = Number(process.env.GIT_CKPT_TEST_DAEMON_TICK_MS) || undefined;
+    const binary = process.env.GIT_CKPT_TEST_DAEMON_BINARY || cliEntry();
+    const why = await runDaemon({ env: process.env, version: packageVersion(), binary, ...(tickMs ? { tickMs } : {}) });
+    void why;
+    process.exit(0);
+  }
+  if (action === 'start') {
+    const { endpoint, started } = await startDaemon();
+    if (json) return printJson({ running: true, started, pid: endpoint.pid, port: endpoint.port, socket: endpoint.socket });
+    process.stdout.write(
+      `${started ? 'started' : 'already running:'} pid ${endpoint.pid}, port ${endpoint.port}${endpoint.socket ? `, socket ${endpoint.socket}` : ''}\n`,
+    );
+    return;
+  }
+  if (action === 'stop') {
+    const stopped = await stopDaemon();
+    if (json) return printJson({ stopped });
+    process.stdout.write(stopped ? 'stopped\n' : 'not running\n');
+    return;
+  }
+  const status = await daemonStatus();
+  if (json) return printJson(status ?? { running: false });
+  if (!status) {
+    process.stdout.write('not running (hooks start it on demand; ckpt.daemon=false turns it off)\n');
+    return;
+  }
+  const out = [
+    `running: pid ${status.pid}, version ${status.version}, up ${relativeAge(status.startedAt).replace(/ ago$/, '')}`,
+    `memory: ${formatBytes(status.rssBytes)} resident; ${status.events} event(s) served, ${status.refused} refused`,
+    `endpoint: ${status.socket ? `socket ${status.socket}, ` : ''}http 127.0.0.1:${status.port}`,
+    dim(
+      `exits after ${Math.round(status.idleExitMs / 60_000)} min idle (ckpt.daemonIdle); verifies every ${Math.round(status.verifyEveryMs / 60_000)} min of activity (ckpt.daemonVerify)`,
+    ),
+  ];
+  if (!status.workspaces.length) out.push('no workspace watched yet');
+  for (const w of status.workspaces) {
+    out.push(`${w.root}`);
+    out.push(
+      `  ${w.unknown ? `unknown (${w.unknown}): the next capture scans everything` : `${w.pending} path(s) changed since the last capture`}`,
+    );
+    out.push(
+      `  ${w.events} change event(s), ${w.captures} capture(s), ${w.fullScans} in full${w.lastFullScanReason ? ` (last: ${w.lastFullScanReason})` : ''}`,
+    );
+    out.push(`  last verification: ${w.verifiedAt ? `${relativeAge(w.verifiedAt)}, ${w.verification}` : 'none yet'}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,421 @@
+/**
+ * `git ckpt daemon run`: the resident process, one per store root. It holds
+ * the daemon lock for its whole life, watches each workspace hooks name, and
+ * records hook events through the same `runHook` as the hook process, with
+ * the watcher's account of changes so a capture scans only what changed. The
+ * workspace lock and p-queue rules are unchanged: one writer per workspace,
+ * across the daemon and every CLI process.
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { runHook } from '../agents/hook.js';
+import { scanWorkspace } from '../capture/scan.js';
+import { coveredBy } from '../model/change-log.js';
+import { isCkptError } from '../model/errors.js';
+import { neutralOutput } from '../model/hook-payload.js';
+import { locateWorkspace } from '../store/locate.js';
+import { breakLockOfGoneOwner, withLock } from '../store/lock.js';
+import { DEFAULT_SETTINGS, readUserSettings, type Settings } from '../store/settings.js';
+import { daemonPaths, rootHookLog, storeRoot, storeRootsInside, writeFileAtomic, type DaemonPaths } from '../store/store.js';
+import { Workspace } from '../workspace.js';
+import { BODY_MAX_BYTES, forwardedCwd, forwardedEnv, QUEUE_MAX, route, type RequestFacts } from './endpoint.js';
+import { WorkspaceWatcher } from './watcher.js';
+import type { DaemonStatus, Endpoint } from '../store/daemon-client.js';
+
+/** Workspaces watched at once; the least recently used one stops watching past this. */
+const MAX_WATCHED = 32;
+/** Phases answered as soon as they are queued (see handle). */
+const ANSWERED_AT_ONCE = new Set(['post', 'turn-end', 'subagent-end']);
+/** How often the idle, upgrade and verification clocks are looked at. */
+const TICK_MS = 30_000;
+
+export type DaemonExit = 'stopped' | 'idle' | 'upgraded' | 'disabled' | 'already-running';
+
+export interface DaemonOptions {
+  env: NodeJS.ProcessEnv;
+  version: string;
+  /** The file whose change (an upgrade) makes the daemon exit. */
+  binary: string;
+  /** Test-only: shorter clocks. */
+  tickMs?: number;
+}
+
+/** A Unix socket path longer than this does not fit `sun_path` on macOS (104 bytes with the NUL). */
+const SOCKET_PATH_MAX = 100;
+
+function binaryStamp(file: string): string {
+  try {
+    const st = statSync(file);
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return 'missing';
+  }
+}
+
+function readBody(req: http.IncomingMessage): Promise<string | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_MAX_BYTES) {
+        resolve(null);
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => resolve(null));
+  });
+}
+
+/** A directory a hook may be recorded for: absolute, existing, and this user's. */
+function ownDirectory(dir: string | null): string | null {
+  if (!dir || !path.isAbsolute(dir)) return null;
+  try {
+    const st = statSync(dir);
+    if (!st.isDirectory()) return null;
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) return null;
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+function payloadCwd(body: string): string | null {
+  try {
+    const parsed = JSON.parse(body) as { cwd?: unknown };
+    return typeof parsed.cwd === 'string' ? parsed.cwd : null;
+  } catch {
+    return null;
+  }
+}
+
+class Daemon {
+  private readonly watchers = new Map<string, WorkspaceWatcher>();
+  private readonly starting = new Set<string>();
+  private readonly inFlight = new Map<string, number>();
+  private readonly lanes = new Map<string, Promise<unknown>>();
+  private readonly verifying = new Set<string>();
+  private counts = { requests: 0, events: 0, refused: 0 };
+  private lastRequestAt = Date.now();
+  private readonly startedAt = Date.now();
+  private port = 0;
+  private socket: string | null = null;
+  private servers: http.Server[] = [];
+  private finish!: (why: DaemonExit) => void;
+  private readonly binaryAtStart: string;
+
+  constructor(
+    private readonly paths: DaemonPaths,
+    private readonly options: DaemonOptions,
+    private settings: Settings,
+    private readonly token: string,
+  ) {
+    this.binaryAtStart = binaryStamp(options.binary);
+  }
+
+  log(line: string, alsoHookLog = false): void {
+    const text = `${new Date().toISOString()} daemon ${process.pid}: ${line}\n`;
+    try {
+      appendFileSync(this.paths.log, text, { mode: 0o600 });
+      if (alsoHookLog) appendFileSync(rootHookLog(path.dirname(this.paths.dir)), text, { mode: 0o600 });
+    } catch {
+      /* logging never stops the daemon */
+    }
+  }
+
+  async serve(): Promise<DaemonExit> {
+    const done = new Promise<DaemonExit>((resolve) => {
+      this.finish = resolve;
+    });
+    rmSync(this.paths.socket, { force: true });
+    if (this.paths.socket.length <= SOCKET_PATH_MAX) {
+      const unix = http.createServer((req, res) => void this.handle(req, res, true));
+      await new Promise<void>((resolve, reject) => {
+        unix.once('error', reject);
+        unix.listen(this.paths.socket, () => resolve());
+      });
+      chmodSync(this.paths.socket, 0o600);
+      this.socket = this.paths.socket;
+      this.servers.push(unix);
+    }
+    const tcp = http.createServer((req, res) => void this.handle(req, res, false));
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject);
+      tcp.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.port = (tcp.address() as AddressInfo).port;
+    this.servers.push(tcp);
+    for (const server of this.servers) server.keepAliveTimeout = 1000;
+    const endpoint: Endpoint = {
+      pid: process.pid,
+      port: this.port,
+      socket: this.socket,
+      version: this.options.version,
+      startedAt: this.startedAt,
+      binary: this.options.binary,
+    };
+    writeFileAtomic(this.paths.endpoint, `${JSON.stringify(endpoint)}\n`);
+    this.log(`listening (port ${this.port}${this.socket ? `, socket ${this.socket}` : ''})`);
+    const tick = setInterval(() => void this.tick(), this.options.tickMs ?? TICK_MS);
+    const onSignal = () => this.finish('stopped');
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    const why = await done;
+    clearInterval(tick);
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+    await this.shutdown(why);
+    return why;
+  }
+
+  private async shutdown(why: DaemonExit): Promise<void> {
+    this.log(`exiting: ${why}`);
+    for (const server of this.servers) server.close();
+    // Events already answered are still recorded before the daemon goes.
+    const drained = Promise.all(this.lanes.values());
+    await Promise.race([drained, new Promise((r) => setTimeout(r, 15_000).unref())]);
+    for (const server of this.servers) server.closeAllConnections();
+    await Promise.all([...this.watchers.values()].map((w) => w.stop()));
+    // Only files that are still ours: a successor may already have written its own.
+    try {
+      const endpoint = JSON.parse(readFileSync(this.paths.endpoint, 'utf8')) as Endpoint;
+      if (endpoint.pid === process.pid) {
+        rmSync(this.paths.endpoint, { force: true });
+        if (this.socket) rmSync(this.socket, { force: true });
+      }
+    } catch {
+      /* gone already */
+    }
+  }
+
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    const busy = [...this.inFlight.values()].some((n) => n > 0);
+    if (!busy && now - this.lastRequestAt > this.settings.daemonIdleMs) return this.finish('idle');
+    if (!busy && binaryStamp(this.options.binary) !== this.binaryAtStart) return this.finish('upgraded');
+    // The store root removed, or ckpt.daemon turned off: nothing left to serve.
+    if (!existsSync(this.paths.dir)) return this.finish('stopped');
+    const settings = await readUserSettings(this.options.env).catch(() => this.settings);
+    if (!settings.daemon) return this.finish('disabled');
+    this.settings = settings;
+    for (const [root, watcher] of this.watchers) {
+      if (!existsSync(root)) {
+        this.log(`${root}: the workspace is gone; no longer watched`);
+        this.watchers.delete(root);
+        await watcher.stop();
+        continue;
+      }
+      const since = watcher.stats.verifiedAt ?? watcher.stats.startedAt;
+      if (watcher.stats.lastActivityAt > since && now - since >= this.settings.daemonVerifyMs) await this.verify(root, watcher);
+    }
+  }
+
+  /**
+   * Compare the watcher's account with a full scan: every path the full scan
+   * finds changed must be in the account. A miss is recorded and makes the
+   * next capture a full scan.
+   */
+  async verify(root: string, watcher: WorkspaceWatcher): Promise<string> {
+    if (this.verifying.has(root)) return 'already running';
+    this.verifying.add(root);
+    try {
+      const ws = Workspace.open(root, { env: this.options.env, changesFor: () => watcher });
+      if (!ws.store) return 'no store';
+      const found = await ws.locked(async (ctx) => {
+        const view = await watcher.view();
+        if (view.full) return `unknown (${view.reason}): the next capture scans everything`;
+        const scan = await scanWorkspace(ctx, true, new AbortController().signal);
+        const covered = new Set(view.paths);
+        const changed = [...scan.modified, ...scan.deleted, ...scan.untracked, ...scan.newDirs].map((p) => p.replace(/\/$/, ''));
+        const missed = changed.filter((p) => !coveredBy(p, covered));
+        if (!missed.length) return `complete (${changed.length} changed path(s), all in the account)`;
+        watcher.invalidate(`the verification found ${missed.length} change(s) the watcher missed`);
+        return `missed ${missed.length} change(s): ${missed.slice(0, 5).join(', ')}; the next capture scans everything`;
+      });
+      watcher.stats.verifiedAt = Date.now();
+      watcher.stats.verification = found;
+      this.log(`${root}: verification ${found}`, found.startsWith('missed'));
+      return found;
+    } catch (err) {
+      return `failed: ${(err as Error).message}`;
+    } finally {
+      this.verifying.delete(root);
+    }
+  }
+
+  /** The watcher of a workspace root, started on first use (that event scans in full, as without a daemon). */
+  private changesFor(root: string): WorkspaceWatcher | undefined {
+    const watcher = this.watchers.get(root);
+    if (watcher) return watcher;
+    if (!this.starting.has(root)) void this.startWatcher(root);
+    return undefined;
+  }
+
+  private async startWatcher(root: string): Promise<void> {
+    this.starting.add(root);
+    try {
+      if (this.watchers.size >= MAX_WATCHED) {
+        const oldest = [...this.watchers.values()].sort((a, b) => a.stats.lastActivityAt - b.stats.lastActivityAt)[0]!;
+        this.watchers.delete(oldest.root);
+        await oldest.stop();
+      }
+      const ignore = storeRootsInside(root, this.options.env).map((rel) => path.join(root, rel));
+      this.watchers.set(root, await WorkspaceWatcher.start(root, ignore));
+      this.log(`${root}: watching`);
+    } catch (err) {
+      this.log(`${root}: cannot watch (${(err as Error).message}); hooks there scan in full`);
+    } finally {
+      this.starting.delete(root);
+    }
+  }
+
+  private reply(res: http.ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    res.end(body);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse, viaSocket: boolean): Promise<void> {
+    this.counts.requests += 1;
+    this.lastRequestAt = Date.now();
+    const facts: RequestFacts = {
+      method: req.method ?? '',
+      url: req.url ?? '/',
+      headers: req.headers,
+      viaSocket,
+      token: this.token,
+      port: this.port,
+    };
+    const where = route(facts);
+    if (where.kind === 'refused') {
+      this.counts.refused += 1;
+      this.log(`refused ${facts.method} ${facts.url.slice(0, 80)}: ${where.reason}`, true);
+      req.resume();
+      return this.reply(res, where.status, `${where.reason}\n`);
+    }
+    if (where.kind === 'status') return this.reply(res, 200, `${JSON.stringify(this.status())}\n`, 'application/json');
+    if (where.kind === 'flush') {
+      await this.lanes.get(where.root);
+      return this.reply(res, 200, 'flushed\n');
+    }
+    if (where.kind === 'stop') {
+      this.reply(res, 200, 'stopping\n');
+      this.finish('stopped');
+      return;
+    }
+    const body = await readBody(req);
+    const neutral = neutralOutput(where.agent);
+    if (body === null) {
+      this.counts.refused += 1;
+      this.log(`refused a ${where.agent} ${where.phase} event: body over ${BODY_MAX_BYTES} bytes`, true);
+      return this.reply(res, 413, `body over ${BODY_MAX_BYTES} bytes\n`);
+    }
+    const forwarded = forwardedEnv(req.headers);
+    const cwd = ownDirectory(viaSocket ? forwardedCwd(req.headers) : payloadCwd(body));
+    const projectDir =
+      forwarded.CLAUDE_PROJECT_DIR ?? forwarded.GEMINI_PROJECT_DIR ?? forwarded.COPILOT_PROJECT_DIR ?? forwarded.CURSOR_PROJECT_DIR;
+    if (!cwd || (projectDir !== undefined && !ownDirectory(projectDir))) {
+      this.counts.refused += 1;
+      this.log(`refused a ${where.agent} ${where.phase} event: its directory is missing, not absolute or not this user's`, true);
+      return this.reply(res, 200, neutral);
+    }
+    let key: string;
+    try {
+      key = locateWorkspace(projectDir ?? cwd).root;
+    } catch {
+      key = projectDir ?? cwd;
+    }
+    const waiting = this.inFlight.get(key) ?? 0;
+    if (waiting >= QUEUE_MAX) {
+      this.counts.refused += 1;
+      this.log(`refused a ${where.agent} ${where.phase} event for ${key}: ${waiting} events already waiting`, true);
+      return this.reply(res, 503, 'busy\n');
+    }
+    this.inFlight.set(key, waiting + 1);
+    const env = { ...this.options.env, ...forwarded };
+    // One lane per workspace, in arrival order: an event is recorded before any that came after it.
+    const run = (this.lanes.get(key) ?? Promise.resolve()).then(() =>
+      runHook(where.agent, where.phase, body, { env, cwd, startedAt: Date.now(), changesFor: (root) => this.changesFor(root) }),
+    );
+    const settled = run
+      .catch(() => undefined)
+      .finally(() => {
+        this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
+        if (this.lanes.get(key) === settled) this.lanes.delete(key);
+        this.counts.events += 1;
+        this.lastRequestAt = Date.now();
+      });
+    this.lanes.set(key, settled);
+    // What a call changed is fixed when its post arrives, and the agent's next change waits for a
+    // pre (or a prompt) hook, which waits for this lane: a post is answered at once.
+    if (ANSWERED_AT_ONCE.has(where.phase)) return this.reply(res, 200, neutral);
+    const result = await run.catch(() => undefined);
+    this.reply(res, 200, result?.stdout ?? neutral);
+  }
+
+  status(): DaemonStatus {
+    const memory = process.memoryUsage();
+    return {
+      pid: process.pid,
+      version: this.options.version,
+      startedAt: this.startedAt,
+      uptimeMs: Date.now() - this.startedAt,
+      rssBytes: memory.rss,
+      heapBytes: memory.heapUsed,
+      ...this.counts,
+      socket: this.socket,
+      port: this.port,
+      idleExitMs: this.settings.daemonIdleMs,
+      verifyEveryMs: this.settings.daemonVerifyMs,
+      workspaces: [...this.watchers.values()].map((w) => ({ ...w.stats })),
+    };
+  }
+}
+
+/** Run the daemon until it is stopped, idle, upgraded, or finds another one running. */
+export async function runDaemon(options: DaemonOptions): Promise<DaemonExit> {
+  const root = storeRoot(options.env);
+  const paths = daemonPaths(root);
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  chmodSync(paths.dir, 0o700);
+  // A holder whose socket refuses connections and that `ps` finds dead or a zombie is gone.
+  if (!(await socketAnswers(paths.socket))) breakLockOfGoneOwner(paths.lock, processGone);
+  try {
+    return await withLock(paths.lock, 0, async () => {
+      const settings = await readUserSettings(options.env).catch(() => DEFAULT_SETTINGS);
+      const token = randomBytes(24).toString('hex');
+      writeFileSync(paths.token, token, { mode: 0o600 });
+      chmodSync(paths.token, 0o600);
+      return new Daemon(paths, options, settings, token).serve();
+    });
+  } catch (err) {
+    if (isCkptError(err, 'lock-timeout')) return 'already-running';
+    throw err;
+  }
+}
+
+/** Whether something listens on the daemon socket. */
+function socketAnswers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const conn = net.connect(socket);
+    conn.once('connect', () => {
+      conn.destroy();
+      resolve(true);
+    });
+    conn.once('error', () => resolve(false));
+  });
+}
+
+/** `ps` says the process does not exist, or is a zombie (its pid answers signals, but it runs no more). */
+function processGone(pid: number): boolean {
+  const r = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' });
+  if (r.error) return false;
+  const stat = r.stdout.trim();
+  return stat === '' || stat.startsWith('Z');
+}

@@ -1,0 +1,105 @@
+/**
+ * Pure: what the daemon's endpoint accepts. It only records hook events: it
+ * never restores, reverts, deletes or reads file contents back. Over the Unix
+ * socket (mode 0600 in a 0700 folder) the file system vouches for the caller;
+ * over HTTP on 127.0.0.1 the per-install token does, with the Host checked.
+ */
+import { timingSafeEqual } from 'node:crypto';
+
+/** A hook payload is a few KiB; Claude Code's HTTP hooks send the same JSON as its command hooks. */
+export const BODY_MAX_BYTES = 64 * 1024;
+
+/** Events waiting per workspace past which new ones are refused (the hook then falls back or fails open). */
+export const QUEUE_MAX = 64;
+
+/** The environment of the agent that a hook's answer depends on, forwarded by the entry script as headers. */
+const FORWARDED_ENV = [
+  'CLAUDE_PROJECT_DIR',
+  'CLAUDE_CODE_SESSION_ID',
+  'GEMINI_PROJECT_DIR',
+  'GEMINI_SESSION_ID',
+  'COPILOT_CLI_BINARY_VERSION',
+  'COPILOT_HOOK_DIR',
+  'COPILOT_PROJECT_DIR',
+  'CURSOR_VERSION',
+  'CURSOR_PROJECT_DIR',
+  'GIT_CKPT_HOOK_TRACE',
+] as const;
+
+const ENV_HEADER_PREFIX = 'x-ckpt-env-';
+const CWD_HEADER = 'x-ckpt-cwd';
+const TOKEN_HEADER = 'x-ckpt-token';
+const ROOT_HEADER = 'x-ckpt-root';
+
+export type Route =
+  | { kind: 'hook'; agent: string; phase: string }
+  | { kind: 'status' }
+  | { kind: 'stop' }
+  | { kind: 'flush'; root: string }
+  | { kind: 'refused'; status: number; reason: string };
+
+const NAME_RE = /^[a-z][a-z0-9-]{0,31}$/;
+
+export interface RequestFacts {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Through the Unix socket (vouched for by its mode), not TCP. */
+  viaSocket: boolean;
+  token: string;
+  port: number | null;
+}
+
+function header(facts: RequestFacts, name: string): string | undefined {
+  const value = facts.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function tokenMatches(given: string | undefined, expected: string): boolean {
+  if (!given || given.length !== expected.length) return false;
+  return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+}
+
+/** Which request this is, or why it is refused. */
+export function route(facts: RequestFacts): Route {
+  if (!facts.viaSocket) {
+    const host = header(facts, 'host');
+    if (host !== `127.0.0.1:${facts.port}` && host !== `localhost:${facts.port}`)
+      return { kind: 'refused', status: 403, reason: `foreign Host ${JSON.stringify(String(host)).slice(0, 60)}` };
+    const bearer = header(facts, 'authorization')?.replace(/^Bearer\s+/i, '');
+    if (!tokenMatches(header(facts, TOKEN_HEADER) ?? bearer, facts.token))
+      return { kind: 'refused', status: 401, reason: header(facts, TOKEN_HEADER) || bearer ? 'wrong token' : 'no token' };
+  }
+  const length = Number(header(facts, 'content-length') ?? 0);
+  if (length > BODY_MAX_BYTES) return { kind: 'refused', status: 413, reason: `body of ${length} bytes (at most ${BODY_MAX_BYTES})` };
+  const url = new URL(facts.url, 'http://daemon');
+  const parts = url.pathname.split('/').filter(Boolean);
+  if (facts.method === 'POST' && parts[0] === 'hook' && parts.length === 3 && NAME_RE.test(parts[1]!) && NAME_RE.test(parts[2]!))
+    return { kind: 'hook', agent: parts[1]!, phase: parts[2]! };
+  if (facts.method === 'GET' && url.pathname === '/status') return { kind: 'status' };
+  if (facts.method === 'POST' && url.pathname === '/stop') return { kind: 'stop' };
+  if (facts.method === 'POST' && url.pathname === '/flush') {
+    const root = header(facts, ROOT_HEADER);
+    if (!root) return { kind: 'refused', status: 400, reason: `flush without ${ROOT_HEADER}` };
+    return { kind: 'flush', root: Buffer.from(root, 'latin1').toString('utf8') };
+  }
+  return { kind: 'refused', status: 404, reason: `no such endpoint: ${facts.method} ${url.pathname.slice(0, 60)}` };
+}
+
+/** The agent's environment as its entry script forwarded it (headers are Latin-1 on the wire; the bytes are UTF-8). */
+export function forwardedEnv(headers: RequestFacts['headers']): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of FORWARDED_ENV) {
+    const value = headers[`${ENV_HEADER_PREFIX}${key.toLowerCase()}`];
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text) env[key] = Buffer.from(text, 'latin1').toString('utf8');
+  }
+  return env;
+}
+
+/** The hook process's working directory as forwarded (the entry script's $PWD), or null. */
+export function forwardedCwd(headers: RequestFacts['headers']): string | null {
+  const value = headers[CWD_HEADER];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text ? Buffer.from(text, 'latin1').toString('utf8') : null;
+}

@@ -807,7 +807,8 @@ test('the first snapshot runs in the background: a session start begins it, hook
   const release = path.join(box.base, 'release');
   const paused = `${release}.waiting`;
   const env = { CLAUDE_PROJECT_DIR: box.ws, GIT_CKPT_TEST_PAUSE: 'staged', GIT_CKPT_TEST_PAUSE_UNTIL: release };
-  const baselineFile = () => path.join(box.store, readdirSync(box.store).find((d) => d !== 'backups') ?? '', 'baseline.json');
+  const baselineFile = () =>
+    path.join(box.store, readdirSync(box.store).find((d) => d !== 'backups' && d !== 'daemon') ?? '', 'baseline.json');
   const pausedPid = async () => {
     t.true(await waitFor(() => existsSync(paused), 60_000), 'the baseline reached its pause point');
     return Number(readFileSync(paused, 'utf8'));

@@ -13,6 +13,7 @@ import {
   writeFileSync,
   realpathSync,
 } from 'node:fs';
+import http from 'node:http';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,7 +125,11 @@ export function run(box, command, args, opts = {}) {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', async (code) => {
+      // With the daemon on, what it answered is recorded before the test looks (as `git ckpt log` waits).
+      if (DAEMON_MODE) await flushDaemon(opts.env?.GIT_CKPT_HOME ?? box.env?.GIT_CKPT_HOME ?? box.store);
+      resolve({ code, stdout, stderr });
+    });
     // A process may exit without reading all of stdin (that is what some tests check).
     child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
@@ -144,14 +149,32 @@ const daemonsStarted = new Set();
 export function startDaemonFor(box, env = {}) {
   const key = env.GIT_CKPT_HOME ?? box.store;
   if (daemonsStarted.has(key)) return;
-  const r = spawnSync(process.execPath, [CLI, 'daemon', 'start'], { cwd: box.ws, env: { ...box.env, ...env }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`git ckpt daemon start failed: ${r.stderr}`);
+  // A store root that cannot be written (a full disk) keeps no daemon: its hooks take the Node hook, as tested.
+  spawnSync(process.execPath, [CLI, 'daemon', 'start'], { cwd: box.ws, env: { ...box.env, ...env }, encoding: 'utf8' });
   daemonsStarted.add(key);
+}
+
+/** Wait until the daemon of a store root has recorded every event it answered. */
+export function flushDaemon(storeRoot) {
+  return new Promise((resolve) => {
+    const req = http.request({ socketPath: path.join(storeRoot, 'daemon', 'socket'), method: 'POST', path: '/flush' }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', resolve);
+    req.end();
+  });
+}
+
+/** flushDaemon for synchronous tests (through curl, as the entry script reaches the daemon). */
+export function flushDaemonSync(storeRoot) {
+  if (DAEMON_MODE)
+    spawnSync('curl', ['-s', '-X', 'POST', '--unix-socket', path.join(storeRoot, 'daemon', 'socket'), 'http://daemon/flush']);
 }
 
 /** Run the CLI; resolves with { code, stdout, stderr }. */
 export function ckpt(box, args, opts = {}) {
-  if (DAEMON_MODE && args[0] === 'hook' && !opts.noDaemon) {
+  if (DAEMON_MODE && args[0] === 'hook' && !args.some((a) => a.startsWith('-')) && !opts.noDaemon) {
     startDaemonFor(box, opts.env);
     return run(box, HOOK_SCRIPT, args.slice(1), opts);
   }

@@ -22,6 +22,7 @@ import {
   ckpt,
   ckptJson,
   entryExists,
+  flushDaemon,
   holdLock,
   ledgerLines,
   lsTree,
@@ -379,7 +380,7 @@ test('12 parallel first hooks on an empty store: all exit 0, one store, a linear
   );
   for (const [i, r] of runs.entries()) t.like(r, { code: 0, stdout: '', stderr: '' }, `hook ${i}`);
   t.deepEqual(
-    readdirSync(box.store).filter((d) => !d.startsWith('hook.log')),
+    readdirSync(box.store).filter((d) => d !== 'daemon' && !d.startsWith('hook.log')),
     [path.basename(storeDir(box))],
     'one store',
   );
@@ -512,7 +513,7 @@ test('a payload cwd outside the workspace the hook runs in is refused unless it 
   mkdirSync(elsewhere);
   writeFileSync(path.join(elsewhere, 'private.txt'), "not the agent's\n");
   const post = (cwd, callId) => ({ session_id: 'cx', turn_id: 't1', cwd, tool_name: 'Bash', tool_use_id: callId });
-  const storesNow = () => readdirSync(box.store).filter((d) => d !== 'backups' && !d.startsWith('hook.log'));
+  const storesNow = () => readdirSync(box.store).filter((d) => d !== 'backups' && d !== 'daemon' && !d.startsWith('hook.log'));
 
   const refused = await hook(box, 'codex', 'post', post(elsewhere, 'call_1'));
   t.is(refused.code, 0);
@@ -707,6 +708,7 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     });
     t.is(ran.status, 0, `${agent}: ${ran.stderr}`);
     t.is(ran.stdout, c.stdout, `${agent}: neutral stdout`);
+    await flushDaemon(box.store);
     const made = ledgerLines(box).at(-1);
     t.is(made.agent, agent);
     t.is(made.session, c.expect.session);

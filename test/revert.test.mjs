@@ -5,7 +5,19 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { ROOT, ckpt, ckptError, ckptJson, ledgerLines, sandbox, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import {
+  ROOT,
+  ckpt,
+  ckptError,
+  ckptJson,
+  flushDaemonSync,
+  ledgerLines,
+  sandbox,
+  storeDir,
+  treeState,
+  workspaceState,
+  write,
+} from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 
@@ -13,6 +25,7 @@ const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 function hook(box, phase, payload) {
   const r = spawnSync('sh', [ENTRY, 'claude', phase], { cwd: box.ws, env: box.env, input: JSON.stringify({ cwd: box.ws, ...payload }) });
   if (r.status !== 0) throw new Error(`hook ${phase}: ${r.stderr}`);
+  flushDaemonSync(box.store);
 }
 
 /** A tool call of a session: pre hook, the edit, post hook. */

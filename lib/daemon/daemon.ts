@@ -301,7 +301,8 @@ class Daemon {
     }
     if (where.kind === 'status') return this.reply(res, 200, `${JSON.stringify(this.status())}\n`, 'application/json');
     if (where.kind === 'flush') {
-      await this.lanes.get(where.root);
+      // One workspace's lane, or every lane.
+      await (where.root === null ? Promise.all(this.lanes.values()) : this.lanes.get(where.root));
       return this.reply(res, 200, 'flushed\n');
     }
     if (where.kind === 'stop') {

@@ -35,7 +35,7 @@ export type Route =
   | { kind: 'hook'; agent: string; phase: string }
   | { kind: 'status' }
   | { kind: 'stop' }
-  | { kind: 'flush'; root: string }
+  | { kind: 'flush'; root: string | null }
   | { kind: 'refused'; status: number; reason: string };
 
 const NAME_RE = /^[a-z][a-z0-9-]{0,31}$/;
@@ -80,8 +80,7 @@ export function route(facts: RequestFacts): Route {
   if (facts.method === 'POST' && url.pathname === '/stop') return { kind: 'stop' };
   if (facts.method === 'POST' && url.pathname === '/flush') {
     const root = header(facts, ROOT_HEADER);
-    if (!root) return { kind: 'refused', status: 400, reason: `flush without ${ROOT_HEADER}` };
-    return { kind: 'flush', root: Buffer.from(root, 'latin1').toString('utf8') };
+    return { kind: 'flush', root: root ? Buffer.from(root, 'latin1').toString('utf8') : null };
   }
   return { kind: 'refused', status: 404, reason: `no such endpoint: ${facts.method} ${url.pathname.slice(0, 60)}` };
 }

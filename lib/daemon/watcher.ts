@@ -1,12 +1,12 @@
 /**
  * One workspace watched by the daemon: @parcel/watcher's events folded into
  * the change log, and the cookie sync that makes a view complete. A capture
- * asks for a view; before answering, the watcher writes a cookie file in the
- * workspace and waits for its own event: every change made before the ask was
- * queued before the cookie, so it has been recorded (Watchman's and git's
- * fsmonitor's method).
+ * asks for a view; before answering, the watcher sets the workspace folder's
+ * mtime and waits for that change's own event: every change made before the
+ * ask was queued before it, so it has been recorded (the cookie of Watchman and
+ * git's fsmonitor, without a file).
  */
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import {
   markUnknown,
@@ -20,7 +20,6 @@ import {
 } from '../model/change-log.js';
 import type { ChangeSource } from '../store/context.js';
 import type { WatchedWorkspace } from '../store/daemon-client.js';
-import { COOKIE_PREFIX } from '../model/paths.js';
 
 /**
  * Test-only: `GIT_CKPT_TEST_WATCHER=overflow:N` drops every Nth batch of events as an overflow would;
@@ -42,8 +41,9 @@ export type WatcherStats = WatchedWorkspace;
 export class WorkspaceWatcher implements ChangeSource {
   private readonly log: ChangeLog = newChangeLog('the daemon had not watched this workspace before');
   private subscription?: Subscription;
-  private readonly cookies = new Map<string, () => void>();
-  private cookieCount = 0;
+  /** The pending sync's answer, called when the folder's own change is reported. */
+  private cookie?: () => void;
+  private syncing: Promise<void> = Promise.resolve();
   private batches = 0;
   readonly stats: WatcherStats;
 
@@ -77,7 +77,7 @@ export class WorkspaceWatcher implements ChangeSource {
   async stop(): Promise<void> {
     const sub = this.subscription;
     this.subscription = undefined;
-    for (const done of this.cookies.values()) done();
+    this.cookie?.();
     await sub?.unsubscribe().catch(() => undefined);
   }
 
@@ -98,13 +98,13 @@ export class WorkspaceWatcher implements ChangeSource {
       return;
     }
     const changes: WatchedChange[] = [];
-    const arrived: (() => void)[] = [];
+    let cookieSeen = false;
     for (const event of events) {
       const rel = path.relative(this.root, event.path).split(path.sep).join('/');
       if (rel === '..' || rel.startsWith('../') || path.isAbsolute(rel)) continue;
-      if (rel.startsWith(COOKIE_PREFIX) && !rel.includes('/')) {
-        const done = this.cookies.get(rel);
-        if (done && event.type !== 'delete') arrived.push(done);
+      // The folder itself changed its times: the sync cookie (its deletion or move is a change like any other).
+      if (rel === '' && event.type === 'update') {
+        cookieSeen = true;
         continue;
       }
       changes.push({ path: rel, type: event.type });
@@ -112,7 +112,8 @@ export class WorkspaceWatcher implements ChangeSource {
     this.stats.events += recordChanges(this.log, changes, TEST_MAX_PATHS);
     this.refreshStats();
     // After this batch, and after any other subscription's batch delivered in the same turn.
-    for (const done of arrived) setImmediate(done);
+    const done = this.cookie;
+    if (cookieSeen && done) setImmediate(done);
   }
 
   private refreshStats(): void {
@@ -120,38 +121,46 @@ export class WorkspaceWatcher implements ChangeSource {
     this.stats.pending = this.log.paths.size;
   }
 
-  /** Wait until every change made before now is in the log (a cookie's round trip). */
-  private async sync(): Promise<void> {
+  /**
+   * Wait until every change made before now is in the log. The cookie is the
+   * workspace folder's own mtime, set to now: the watcher reports that as a
+   * change of the folder itself, queued after every earlier event, and no file
+   * appears for the user's editor or git to see (a cookie file would). Syncs
+   * run one at a time, so one report answers one of them.
+   */
+  private sync(): Promise<void> {
+    const next = this.syncing.then(() => this.syncOnce());
+    this.syncing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async syncOnce(): Promise<void> {
     if (!this.subscription) {
       markUnknown(this.log, 'the watcher stopped');
       return;
     }
-    this.cookieCount += 1;
-    const name = `${COOKIE_PREFIX}${process.pid}-${this.cookieCount}`;
-    const file = path.join(this.root, name);
     let timer: NodeJS.Timeout | undefined;
     const arrived = new Promise<boolean>((resolve) => {
-      this.cookies.set(name, () => resolve(true));
+      this.cookie = () => resolve(true);
       timer = setTimeout(() => resolve(false), COOKIE_WAIT_MS);
     });
     try {
-      writeFileSync(file, '', { flag: 'wx', mode: 0o600 });
+      const st = statSync(this.root);
+      utimesSync(this.root, st.atime, new Date());
     } catch (err) {
       clearTimeout(timer);
-      this.cookies.delete(name);
-      markUnknown(this.log, `no sync cookie could be written in the workspace (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      this.cookie = undefined;
+      markUnknown(
+        this.log,
+        `the workspace folder's time could not be set to sync with the watcher (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
       return;
     }
     try {
       if (!(await arrived)) markUnknown(this.log, `the watcher did not report a change within ${COOKIE_WAIT_MS} ms`);
     } finally {
       clearTimeout(timer);
-      this.cookies.delete(name);
-      try {
-        unlinkSync(file);
-      } catch {
-        /* already gone */
-      }
+      this.cookie = undefined;
     }
   }
 

@@ -11,11 +11,6 @@ import { CkptError } from './errors.js';
 
 /** Restore's temporary files in the workspace start with this; snapshots exclude them and recovery removes them. */
 export const TMP_PREFIX = '.git-ckpt-tmp-';
-/**
- * The daemon's sync cookies, at the workspace's top for the moment their event
- * takes to come back: never captured, never written by a restore.
- */
-export const COOKIE_PREFIX = '.git-ckpt-cookie-';
 
 /** On Windows a backslash separates directories and `C:` starts an absolute path; elsewhere both are plain name bytes. */
 const WINDOWS = process.platform === 'win32';

@@ -24,6 +24,7 @@ const gitconfig = path.join(home, '.gitconfig');
 const config = (daemon) =>
   writeFileSync(gitconfig, `[user]\n\tname = B\n\temail = b@example.com\n[ckpt]\n\tdaemon = ${daemon}\n\tdaemonIdle = 30m\n`);
 const env = { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: '1' };
+config(false);
 for (const key of Object.keys(env)) if (key.startsWith('GIT_') && key !== 'GIT_CONFIG_NOSYSTEM') delete env[key];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

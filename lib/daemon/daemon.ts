@@ -341,9 +341,12 @@ class Daemon {
     this.inFlight.set(key, waiting + 1);
     const env = { ...this.options.env, ...forwarded };
     // One lane per workspace, in arrival order: an event is recorded before any that came after it.
-    const run = (this.lanes.get(key) ?? Promise.resolve()).then(() =>
-      runHook(where.agent, where.phase, body, { env, cwd, startedAt: Date.now(), changesFor: (root) => this.changesFor(root) }),
-    );
+    const record = () =>
+      runHook(where.agent, where.phase, body, { env, cwd, startedAt: Date.now(), changesFor: (root) => this.changesFor(root) });
+    const run = (this.lanes.get(key) ?? Promise.resolve()).then(() => {
+      const watcher = this.watchers.get(key);
+      return watcher ? watcher.within(record) : record();
+    });
     const settled = run
       .catch(() => undefined)
       .finally(() => {

@@ -44,6 +44,8 @@ export class WorkspaceWatcher implements ChangeSource {
   /** The pending sync's answer, called when the folder's own change is reported. */
   private cookie?: () => void;
   private syncing: Promise<void> = Promise.resolve();
+  /** Inside `within`: the event's sync is done. */
+  private synced = false;
   private batches = 0;
   readonly stats: WatcherStats;
 
@@ -164,8 +166,23 @@ export class WorkspaceWatcher implements ChangeSource {
     }
   }
 
-  async view(): Promise<ChangeView> {
+  /**
+   * Run one hook event's captures after one sync: they all stand for the moment
+   * the event arrived (a pre that first records the previous call's post takes
+   * two), and a second sync right after the first waits out the watcher's batching.
+   */
+  async within<T>(fn: () => Promise<T>): Promise<T> {
     await this.sync();
+    this.synced = true;
+    try {
+      return await fn();
+    } finally {
+      this.synced = false;
+    }
+  }
+
+  async view(): Promise<ChangeView> {
+    if (!this.synced) await this.sync();
     this.refreshStats();
     const view = viewOf(this.log);
     this.stats.captures += 1;

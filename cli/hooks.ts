@@ -1,7 +1,16 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
 import { Argument, Option, type Command } from 'commander';
 import { HOOK_AGENTS, type Scope } from '../lib/agents/agent-config.js';
-import { changeHooks, hookStatusWithVerdict, hookTarget } from '../lib/agents/hooks-install.js';
+import {
+  changeHooks,
+  claudeHasHttpHooks,
+  claudeVersion,
+  hookStatusWithVerdict,
+  hookTarget,
+  httpTransport,
+} from '../lib/agents/hooks-install.js';
+import { hasHttpHooks, type HttpTransport } from '../lib/agents/hook-specs.js';
+import { readUserSettings } from '../lib/store/settings.js';
 import { locateWorkspace } from '../lib/store/locate.js';
 import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/model/errors.js';
@@ -12,7 +21,18 @@ interface HooksArgs extends GlobalArgs {
   action: 'install' | 'uninstall' | 'status';
   agent?: string[];
   scope?: Scope;
+  transport?: 'auto' | 'command' | 'http';
   json?: boolean;
+}
+
+/** HTTP hooks for the agents that have them: asked for, or (auto) when Claude Code has them and the daemon is on. */
+async function chosenHttp(transport: 'auto' | 'command' | 'http'): Promise<HttpTransport | undefined> {
+  if (transport === 'command') return undefined;
+  if (transport === 'auto') {
+    const settings = await readUserSettings(process.env).catch(() => undefined);
+    if (!settings?.daemon || !claudeHasHttpHooks(claudeVersion())) return undefined;
+  }
+  return httpTransport(process.env);
 }
 
 function projectRoot(argv: HooksArgs): string {
@@ -25,6 +45,14 @@ export function define(command: Command): Command {
     .addArgument(new Argument('<action>').choices(['install', 'uninstall', 'status']))
     .option('--agent <agent>', `agent(s): ${HOOK_AGENTS.join(', ')}, or all (repeatable, or comma-separated)`, repeatable)
     .addOption(new Option('--scope <scope>', 'the project config (default) or your user config').choices(['project', 'user']))
+    .addOption(
+      new Option(
+        '--transport <how>',
+        "Claude Code's tool events as HTTP hooks to the daemon, or commands (auto: HTTP when Claude Code has them and ckpt.daemon is on)",
+      )
+        .choices(['auto', 'command', 'http'])
+        .default('auto'),
+    )
     .option('--json', 'print JSON')
     .action((...params) => runHooks(argsOf<HooksArgs>(params)));
 }
@@ -50,8 +78,11 @@ async function runHooks(argv: HooksArgs): Promise<void> {
     for (const r of rows) {
       const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
       const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
+      const viaHttp = Object.entries(r.transports)
+        .filter(([, how]) => how === 'http')
+        .map(([event]) => event);
       process.stdout.write(
-        `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
+        `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${viaHttp.length ? ` (HTTP to the daemon: ${viaHttp.join(', ')}; the others run a command)` : ''}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
       );
       if (r.verdict) {
         const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');
@@ -63,9 +94,13 @@ async function runHooks(argv: HooksArgs): Promise<void> {
   }
   const scope = argv.scope ?? 'project';
   const root = scope === 'project' ? projectRoot(argv) : '';
+  const http = argv.action === 'install' && agents.some(hasHttpHooks) ? await chosenHttp(argv.transport ?? 'auto') : undefined;
   const results = changeHooks(
     argv.action,
     agents.map((agent) => hookTarget(agent, scope, root)),
+    process.env,
+    undefined,
+    http,
   );
   const verdicts =
     argv.action === 'install'

@@ -371,17 +371,17 @@ test('SIGKILL of the daemon during 50 hook events: nothing lost, fsck passes, th
   // synchronous one through the new daemon: its checkpoint holds every file every event wrote.
   await hook(box, 'post', { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_use_id: 'k-last', tool_input: { file_path: 'z' } });
   // A hook after a kill started a new daemon.
-  t.true(
-    await waitFor(() => {
-      try {
-        const { pid } = endpoint(box);
-        process.kill(pid, 0);
-        return !killedPids.has(pid) && pid !== first.pid;
-      } catch {
-        return false;
-      }
-    }, 10_000),
-  );
+  const restarted = await waitFor(() => {
+    try {
+      const { pid } = endpoint(box);
+      process.kill(pid, 0);
+      return !killedPids.has(pid) && pid !== first.pid;
+    } catch {
+      return false;
+    }
+  }, 10_000);
+  const daemonLog = () => readFileSync(path.join(daemonFiles(box).dir, 'daemon.log'), 'utf8').slice(-1500);
+  t.true(restarted, `killed ${[...killedPids].join(', ')}; the daemon's log ends:\n${daemonLog()}`);
   await hook(box, 'pre', { hook_event_name: 'PreToolUse', tool_name: 'Write', tool_use_id: 'last', tool_input: { file_path: 'z' } });
   const tree = latestTree(box);
   const listing = spawnSync('git', ['ls-tree', '-r', '--name-only', tree], {
@@ -507,4 +507,65 @@ test('with the daemon on, a hook run by the agent starts it when none runs', asy
   t.teardown(() => ckpt(box, ['daemon', 'stop']));
   const status = await ckptJson(box, ['daemon', 'status']);
   t.true(status.pid > 0);
+});
+
+test('hooks install --transport http: Claude’s tool events as HTTP hooks to the daemon, the token in its env; an event posted as Claude posts it is recorded; uninstall gives it all back', async (t) => {
+  const box = daemonBox();
+  const settingsFile = path.join(box.ws, '.claude', 'settings.json');
+  mkdirSync(path.dirname(settingsFile), { recursive: true });
+  writeFileSync(settingsFile, JSON.stringify({ env: { KEEP: '1' }, model: 'x' }, null, 2));
+  const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http', '--json']);
+  t.is(install.code, 0, install.stderr);
+  t.teardown(() => ckpt(box, ['daemon', 'stop']));
+  const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
+  const { port } = endpoint(box);
+  const token = readFileSync(daemonFiles(box).token, 'utf8').trim();
+  t.deepEqual(settings.env, { KEEP: '1', GIT_CKPT_TOKEN: token });
+  const pre = settings.hooks.PreToolUse[0].hooks[0];
+  t.deepEqual(pre, {
+    type: 'http',
+    url: `http://127.0.0.1:${port}/hook/claude/pre`,
+    headers: { 'X-Ckpt-Token': '$GIT_CKPT_TOKEN' },
+    allowedEnvVars: ['GIT_CKPT_TOKEN'],
+    timeout: 30,
+  });
+  t.is(settings.hooks.PostToolUseFailure[0].hooks[0].type, 'http');
+  // A prompt and a session start stay commands: they start the daemon when it is down.
+  t.is(settings.hooks.UserPromptSubmit[0].hooks[0].type, 'command');
+  t.is(settings.hooks.SessionStart[0].hooks[0].type, 'command');
+  const again = await ckptJson(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']);
+  t.false(again[0].changed, 'idempotent');
+  const status = await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']);
+  t.is(status[0].transports.PreToolUse, 'http');
+  t.is(status[0].transports.Stop, 'command');
+
+  // As Claude Code sends it: the payload as the body, the header filled from its env.
+  write(box, 'via-http.txt', 'posted\n');
+  const body = JSON.stringify({
+    session_id: 'http-s',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Write',
+    tool_use_id: 'h1',
+    tool_input: { file_path: 'via-http.txt' },
+    cwd: box.ws,
+  });
+  const r = await httpRequest(box, {
+    urlPath: '/hook/claude/pre',
+    headers: { host: `127.0.0.1:${port}`, 'x-ckpt-token': token, 'content-type': 'application/json' },
+    body,
+  });
+  t.is(r.status, 200);
+  t.is(r.body, '');
+  const records = ledgerLines(box);
+  t.true(records.some((rec) => rec.session === 'http-s' && rec.kind === 'pre' && rec.paths.some((p) => p.path === 'via-http.txt')));
+
+  // The port and the token survive a restart: the config stays right.
+  await ckpt(box, ['daemon', 'stop']);
+  await ckpt(box, ['daemon', 'start']);
+  t.is(endpoint(box).port, port);
+  t.is(readFileSync(daemonFiles(box).token, 'utf8').trim(), token);
+
+  const removed = await ckpt(box, ['hooks', 'uninstall', '--agent', 'claude']);
+  t.is(removed.code, 0, removed.stderr);
+  t.deepEqual(JSON.parse(readFileSync(settingsFile, 'utf8')), { env: { KEEP: '1' }, model: 'x' });
 });

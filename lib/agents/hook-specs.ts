@@ -194,8 +194,45 @@ export function hookCommand(script: string, agent: HookAgent, phase: Phase): str
   return `sh ${shellQuote(script)} ${agent} ${phase} 2>/dev/null || true`;
 }
 
+/**
+ * Claude Code's HTTP hooks (2.1.63 on): tool events POSTed straight to the
+ * daemon on 127.0.0.1, no process per call. The token travels in a header
+ * Claude fills from a variable of the settings' `env`, which only the hooks
+ * that list it in `allowedEnvVars` may read. A prompt and a session start stay
+ * command hooks: they start the daemon when it is down (an HTTP hook then fails
+ * open, and the next command hook's capture takes what it missed).
+ */
+export interface HttpTransport {
+  port: number;
+  token: string;
+}
+
+const TOKEN_VARIABLE = 'GIT_CKPT_TOKEN';
+const TOKEN_HEADER = 'X-Ckpt-Token';
+/** The agents with HTTP hooks, and the events that use them. */
+const HTTP_EVENTS: Partial<Record<HookAgent, ReadonlySet<string>>> = {
+  claude: new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStop']),
+};
+
+/** Whether this agent's hooks can be HTTP hooks. */
+export function hasHttpHooks(agent: HookAgent): boolean {
+  return HTTP_EVENTS[agent] !== undefined;
+}
+
+function httpHandler(http: HttpTransport, agent: HookAgent, phase: Phase): Record<string, unknown> {
+  return {
+    type: 'http',
+    url: `http://127.0.0.1:${http.port}/hook/${agent}/${phase}`,
+    headers: { [TOKEN_HEADER]: `$${TOKEN_VARIABLE}` },
+    allowedEnvVars: [TOKEN_VARIABLE],
+    timeout: TIMEOUT_S,
+  };
+}
+
 function isOurs(handler: unknown, spec: AgentSpec): boolean {
-  return isObject(handler) && typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
+  if (!isObject(handler)) return false;
+  if (handler.type === 'http') return isObject(handler.headers) && TOKEN_HEADER in handler.headers;
+  return typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
 }
 
 /** How many of our handlers a list item holds: the item itself (flat layout) or its `hooks` (nested). */
@@ -245,27 +282,55 @@ export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Js
   const out: Json = { ...config, hooks: next };
   if (Object.keys(next).length === 0 && config.hooks !== undefined && Object.keys(hooks).length > 0) delete out.hooks;
   if (config.hooks === undefined) delete out.hooks;
+  // The HTTP hooks' token goes with them (and `env` with it when it held nothing else).
+  if (isObject(config.env) && TOKEN_VARIABLE in config.env) {
+    const { [TOKEN_VARIABLE]: _token, ...rest } = config.env;
+    if (Object.keys(rest).length) out.env = rest;
+    else delete out.env;
+  }
   return out;
 }
 
-function desiredEntry(spec: AgentSpec, wiring: EventWiring, command: string): unknown {
-  const handler = spec.handler(command, wiring.phase, wiring.event);
+function desiredEntry(spec: AgentSpec, agent: HookAgent, wiring: EventWiring, script: string, http?: HttpTransport): unknown {
+  const handler =
+    http && HTTP_EVENTS[agent]?.has(wiring.event)
+      ? httpHandler(http, agent, wiring.phase)
+      : spec.handler(hookCommand(script, agent, wiring.phase), wiring.phase, wiring.event);
   if (spec.layout === 'flat') return handler;
   return wiring.tools ? { matcher: spec.toolMatcher ?? '*', hooks: [handler] } : { hooks: [handler] };
 }
 
-/** Pure: the config with our handlers wired for every event (idempotent). @public (tests use it) */
-export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config'): Json {
+/**
+ * Pure: the config with our handlers wired for every event (idempotent); with
+ * `http`, the agent's tool events as HTTP hooks to the daemon. @public (tests use it)
+ */
+export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config', http?: HttpTransport): Json {
   const spec = AGENT_SPECS[agent];
   const table = hooksTable(config, file);
   for (const w of spec.events) eventList(table, w.event, file);
-  if (isWired(config, agent, script)) return config;
+  const viaHttp = http && hasHttpHooks(agent) ? http : undefined;
+  if (isWired(config, agent, script, viaHttp)) return config;
   const base = removeHooks(config, agent, file);
   const hooks: Json = { ...(isObject(base.hooks) ? base.hooks : {}) };
+  for (const w of spec.events) hooks[w.event] = [...eventList(hooks, w.event, file), desiredEntry(spec, agent, w, script, viaHttp)];
+  const env = viaHttp ? { env: { ...(isObject(base.env) ? base.env : {}), [TOKEN_VARIABLE]: viaHttp.token } } : {};
+  return { ...spec.skeleton, ...base, ...env, hooks };
+}
+
+/** Pure: how each wired event reaches git-ckpt: `http` (to the daemon) or `command`. @public (tests use it) */
+export function transports(config: Json, agent: HookAgent): Record<string, 'http' | 'command'> {
+  const spec = AGENT_SPECS[agent];
+  const out: Record<string, 'http' | 'command'> = {};
+  if (!isObject(config.hooks)) return out;
   for (const w of spec.events) {
-    hooks[w.event] = [...eventList(hooks, w.event, file), desiredEntry(spec, w, hookCommand(script, agent, w.phase))];
+    const list = config.hooks[w.event];
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const handlers = spec.layout === 'flat' ? [item] : isObject(item) && Array.isArray(item.hooks) ? item.hooks : [];
+      for (const h of handlers) if (isOurs(h, spec)) out[w.event] = isObject(h) && h.type === 'http' ? 'http' : 'command';
+    }
   }
-  return { ...spec.skeleton, ...base, hooks };
+  return out;
 }
 
 /** Pure: the events where our handler is wired (whatever script path it names). @public (tests use it) */
@@ -283,7 +348,7 @@ export function wiredEvents(config: Json, agent: HookAgent): string[] {
 }
 
 /** Pure: whether every event carries exactly the wanted handler, once. */
-function isWired(config: Json, agent: HookAgent, script: string): boolean {
+function isWired(config: Json, agent: HookAgent, script: string, http?: HttpTransport): boolean {
   const spec = AGENT_SPECS[agent];
   if (!isObject(config.hooks)) return false;
   const hooks = config.hooks;
@@ -293,9 +358,12 @@ function isWired(config: Json, agent: HookAgent, script: string): boolean {
     for (const item of list) ours += oursIn(item, spec);
   }
   if (ours !== spec.events.length) return false;
-  return spec.events.every((w) => {
-    const list = hooks[w.event];
-    const wanted = JSON.stringify(desiredEntry(spec, w, hookCommand(script, agent, w.phase)));
-    return Array.isArray(list) && list.some((item) => JSON.stringify(item) === wanted);
-  });
+  return (
+    spec.events.every((w) => {
+      const list = hooks[w.event];
+      const wanted = JSON.stringify(desiredEntry(spec, agent, w, script, http));
+      return Array.isArray(list) && list.some((item) => JSON.stringify(item) === wanted);
+    }) &&
+    (http ? isObject(config.env) && config.env[TOKEN_VARIABLE] === http.token : !(isObject(config.env) && TOKEN_VARIABLE in config.env))
+  );
 }

@@ -281,8 +281,10 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   let created: string | undefined;
   let numbering: Record<string, unknown> = {};
   let wantsDaemon = false;
+  let opened: Workspace | undefined;
   try {
     const ws = openHookWorkspace(event, options);
+    opened = ws;
     // A file path inside the workspace reads better relative to it.
     if (event.input && path.isAbsolute(event.input)) event.input = workspaceRelative(ws.root, ws.root, event.input) ?? event.input;
     // The file a tool writes, for holding it out of other events' checkpoints while a subagent writes it.
@@ -307,13 +309,13 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
       if (result.skipNote) note(`${result.skipNote} (git ckpt status lists them)`);
     }
-    // Any event may find the daemon gone (killed, idle): the next hook that runs here starts it
-    // again. The settings were read under the lock just now (cached), or the store is still new.
-    if (!options.changesFor)
-      wantsDaemon = existsSync(store.shadowHead) ? (await ws.settings().catch(() => DEFAULT_SETTINGS)).daemon : false;
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }
+  // Any event may find the daemon gone (killed, idle), whatever became of this one: the next hook
+  // that runs here starts it again. The settings are cached by now, or the store is still new.
+  if (!options.changesFor && opened?.store && existsSync(storePaths(opened.storeDirPath()).shadowHead))
+    wantsDaemon = (await opened.settings().catch(() => DEFAULT_SETTINGS)).daemon;
   traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, numbering, payload });
   if (logged.length) {
     const fallback = rootHookLog(safeStoreRoot(options.env) ?? tmpdir());

@@ -11,7 +11,11 @@ import { CkptError } from '../model/errors.js';
 import { hookEntryScript } from '../store/layout.js';
 import type { RunVerdict } from './agent-trust.js';
 import { backUp, readConfig, writeConfig, type HookAgent, type Json, type Scope } from './agent-config.js';
-import { AGENT_SPECS, ENTRY_NAME, mergeHooks, removeHooks, wiredEvents } from './hook-specs.js';
+import { AGENT_SPECS, ENTRY_NAME, mergeHooks, removeHooks, transports, wiredEvents, type HttpTransport } from './hook-specs.js';
+import { startDaemon } from '../store/daemon-client.js';
+import { daemonPaths, storeRoot } from '../store/store.js';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export interface HookTarget {
   agent: HookAgent;
@@ -45,9 +49,9 @@ interface HookChange {
   events: string[];
 }
 
-function installChange(target: HookTarget, script: string): HookChange {
+function installChange(target: HookTarget, script: string, http?: HttpTransport): HookChange {
   const current = readConfig(target.file);
-  const next = mergeHooks(current ?? {}, target.agent, script, target.file);
+  const next = mergeHooks(current ?? {}, target.agent, script, target.file, http);
   const changed = current === undefined || JSON.stringify(next) !== JSON.stringify(current);
   return { target, ...(changed ? { next } : {}), hadFile: current !== undefined, events: wiredEvents(next, target.agent) };
 }
@@ -90,12 +94,13 @@ export function changeHooks(
   targets: HookTarget[],
   env: NodeJS.ProcessEnv = process.env,
   script = hookEntryScript(),
+  http?: HttpTransport,
 ): InstallResult[] {
   const changes: HookChange[] = [];
   const refused: { agent: HookAgent; message: string }[] = [];
   for (const target of targets) {
     try {
-      changes.push(action === 'install' ? installChange(target, script) : uninstallChange(target));
+      changes.push(action === 'install' ? installChange(target, script, http) : uninstallChange(target));
     } catch (err) {
       refused.push({ agent: target.agent, message: (err as Error).message });
     }
@@ -109,6 +114,8 @@ export function changeHooks(
 export interface HookStatus extends HookTarget {
   state: 'wired' | 'partly wired' | 'not wired' | 'unreadable';
   events: string[];
+  /** How each wired event reaches git-ckpt: HTTP to the daemon, or a command. */
+  transports: Record<string, 'http' | 'command'>;
   missing: string[];
   /** The script named in the config no longer exists. */
   brokenScript?: boolean;
@@ -139,7 +146,14 @@ export function hookStatus(target: HookTarget): HookStatus {
   try {
     config = readConfig(target.file);
   } catch (err) {
-    return { ...target, state: 'unreadable', events: [], missing: spec.events.map((e) => e.event), error: (err as Error).message };
+    return {
+      ...target,
+      state: 'unreadable',
+      events: [],
+      transports: {},
+      missing: spec.events.map((e) => e.event),
+      error: (err as Error).message,
+    };
   }
   const events = config ? wiredEvents(config, target.agent) : [];
   const missing = spec.events.map((e) => e.event).filter((e) => !events.includes(e));
@@ -148,5 +162,38 @@ export function hookStatus(target: HookTarget): HookStatus {
   const text = config ? JSON.stringify(config) : '';
   for (const m of text.matchAll(/sh '((?:[^'\\]|\\.)*?git-ckpt-hook)'/g)) scripts.add(m[1]!);
   const brokenScript = [...scripts].some((s) => !existsSync(s));
-  return { ...target, state, events, missing, ...(brokenScript ? { brokenScript } : {}) };
+  return {
+    ...target,
+    state,
+    events,
+    transports: config ? transports(config, target.agent) : {},
+    missing,
+    ...(brokenScript ? { brokenScript } : {}),
+  };
+}
+
+/** The first Claude Code with HTTP hooks. */
+const CLAUDE_HTTP_HOOKS = '2.1.63';
+
+/** The installed Claude Code's version (`claude --version`), or null when there is none on PATH. */
+export function claudeVersion(env: NodeJS.ProcessEnv = process.env): string | null {
+  const r = spawnSync('claude', ['--version'], { env, encoding: 'utf8', timeout: 10_000 });
+  if (r.status !== 0) return null;
+  return /(\d+\.\d+\.\d+)/.exec(r.stdout)?.[1] ?? null;
+}
+
+/** Pure: whether a Claude Code version has HTTP hooks. */
+export function claudeHasHttpHooks(version: string | null): boolean {
+  if (!version) return false;
+  const a = version.split('.').map(Number);
+  const b = CLAUDE_HTTP_HOOKS.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  return true;
+}
+
+/** The daemon's HTTP endpoint for HTTP hooks: it is started (it must be running to have a port and a token). */
+export async function httpTransport(env: NodeJS.ProcessEnv = process.env): Promise<HttpTransport> {
+  const { endpoint } = await startDaemon(env);
+  const token = readFileSync(daemonPaths(storeRoot(env)).token, 'utf8').trim();
+  return { port: endpoint.port, token };
 }

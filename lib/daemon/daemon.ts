@@ -9,8 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import { spawnSync } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { runHook } from '../agents/hook.js';
 import { scanWorkspace } from '../capture/scan.js';
@@ -18,13 +17,13 @@ import { coveredBy } from '../model/change-log.js';
 import { isCkptError } from '../model/errors.js';
 import { neutralOutput } from '../model/hook-payload.js';
 import { locateWorkspace } from '../store/locate.js';
-import { breakLockOfGoneOwner, withLock } from '../store/lock.js';
+import { breakLockOfGoneOwner, processGone, withLock } from '../store/lock.js';
 import { DEFAULT_SETTINGS, readUserSettings, type Settings } from '../store/settings.js';
 import { daemonPaths, rootHookLog, storeRoot, storeRootsInside, writeFileAtomic, type DaemonPaths } from '../store/store.js';
 import { Workspace } from '../workspace.js';
 import { BODY_MAX_BYTES, forwardedCwd, forwardedEnv, QUEUE_MAX, route, type RequestFacts } from './endpoint.js';
 import { WorkspaceWatcher } from './watcher.js';
-import type { DaemonStatus, Endpoint } from '../store/daemon-client.js';
+import { answers, type DaemonStatus, type Endpoint } from '../store/daemon-client.js';
 
 /** Workspaces watched at once; the least recently used one stops watching past this. */
 const MAX_WATCHED = 32;
@@ -43,6 +42,9 @@ export interface DaemonOptions {
   /** Test-only: shorter clocks. */
   tickMs?: number;
 }
+
+/** How long a starting daemon waits for the daemon lock. */
+const LOCK_WAIT_MS = 2000;
 
 /** A Unix socket path longer than this does not fit `sun_path` on macOS (104 bytes with the NUL). */
 const SOCKET_PATH_MAX = 100;
@@ -146,11 +148,22 @@ class Daemon {
       this.servers.push(unix);
     }
     const tcp = http.createServer((req, res) => void this.handle(req, res, false));
-    await new Promise<void>((resolve, reject) => {
-      tcp.once('error', reject);
-      tcp.listen(0, '127.0.0.1', () => resolve());
+    const listen = (port: number) =>
+      new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, '127.0.0.1', () => resolve());
+      });
+    // The port of the last run, which HTTP hooks in agents' configs name; another one when it is taken.
+    const kept = Number(readTextOr(this.paths.port, '0')) || 0;
+    await listen(kept).catch((err) => {
+      if (!kept) throw err;
+      this.log(
+        `port ${kept} is taken (${(err as NodeJS.ErrnoException).code}); HTTP hooks installed for it fail open until \`git ckpt hooks install\` runs again`,
+      );
+      return listen(0);
     });
     this.port = (tcp.address() as AddressInfo).port;
+    if (this.port !== kept) writeFileAtomic(this.paths.port, `${this.port}\n`);
     this.servers.push(tcp);
     for (const server of this.servers) server.keepAliveTimeout = 1000;
     const endpoint: Endpoint = {
@@ -389,37 +402,48 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonExit> {
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   chmodSync(paths.dir, 0o700);
   // A holder whose socket refuses connections and that `ps` finds dead or a zombie is gone.
-  if (!(await socketAnswers(paths.socket))) breakLockOfGoneOwner(paths.lock, processGone);
+  if (!(await answers(paths.socket))) breakLockOfGoneOwner(paths.lock, processGone);
+  const logFatal = (err: unknown) => {
+    try {
+      appendFileSync(paths.log, `${new Date().toISOString()} daemon ${process.pid}: failed: ${(err as Error).stack ?? String(err)}\n`);
+    } catch {
+      /* logging never stops the daemon */
+    }
+  };
   try {
-    return await withLock(paths.lock, 0, async () => {
+    // A holder killed a moment ago may still be exiting: wait for it a little (two daemons started at once: one waits, then exits).
+    return await withLock(paths.lock, LOCK_WAIT_MS, async () => {
       const settings = await readUserSettings(options.env).catch(() => DEFAULT_SETTINGS);
-      const token = randomBytes(24).toString('hex');
-      writeFileSync(paths.token, token, { mode: 0o600 });
+      // Kept across restarts: an agent's HTTP hook config carries it.
+      let token = readTextOr(paths.token, '').trim();
+      if (!/^[0-9a-f]{48}$/.test(token)) {
+        token = randomBytes(24).toString('hex');
+        writeFileSync(paths.token, token, { mode: 0o600 });
+      }
       chmodSync(paths.token, 0o600);
       return new Daemon(paths, options, settings, token).serve();
     });
   } catch (err) {
-    if (isCkptError(err, 'lock-timeout')) return 'already-running';
+    if (isCkptError(err, 'lock-timeout')) {
+      try {
+        appendFileSync(
+          paths.log,
+          `${new Date().toISOString()} daemon ${process.pid}: another one holds the lock (${err.message}); exiting\n`,
+        );
+      } catch {
+        /* logging never stops the daemon */
+      }
+      return 'already-running';
+    }
+    logFatal(err);
     throw err;
   }
 }
 
-/** Whether something listens on the daemon socket. */
-function socketAnswers(socket: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const conn = net.connect(socket);
-    conn.once('connect', () => {
-      conn.destroy();
-      resolve(true);
-    });
-    conn.once('error', () => resolve(false));
-  });
-}
-
-/** `ps` says the process does not exist, or is a zombie (its pid answers signals, but it runs no more). */
-function processGone(pid: number): boolean {
-  const r = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' });
-  if (r.error) return false;
-  const stat = r.stdout.trim();
-  return stat === '' || stat.startsWith('Z');
+function readTextOr(file: string, fallback: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return fallback;
+  }
 }

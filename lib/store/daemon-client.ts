@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { CkptError } from '../model/errors.js';
 import { cliEntry } from './layout.js';
 import { processAlive } from './lock.js';
@@ -78,10 +79,24 @@ export function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | unde
  * Make sure a daemon runs, starting one when none does (or when the caller
  * found the one named unreachable: killed, not yet reaped); never waits for it.
  */
-export function ensureDaemon(env: NodeJS.ProcessEnv = process.env, unreachable = false): 'running' | 'started' {
-  if (!unreachable && runningDaemon(env)) return 'running';
+export async function ensureDaemon(env: NodeJS.ProcessEnv = process.env, unreachable = false): Promise<'running' | 'started'> {
+  const endpoint = unreachable ? null : runningDaemon(env);
+  // Its pid may still answer after a SIGKILL (a zombie not yet reaped): the socket says whether it serves.
+  if (endpoint && (!endpoint.socket || (await answers(endpoint.socket)))) return 'running';
   spawnDaemon(env);
   return 'started';
+}
+
+/** Whether something accepts connections on a Unix socket (a local connect: well under a millisecond). */
+export function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const conn = net.connect(socket);
+    conn.once('connect', () => {
+      conn.destroy();
+      resolve(true);
+    });
+    conn.once('error', () => resolve(false));
+  });
 }
 
 function request(

@@ -9,6 +9,7 @@
  * Works the same on macOS and Linux: no flock, no /proc. (Windows, later, needs
  * another primitive: its symlinks need a privilege.)
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -108,6 +109,21 @@ function readLockText(file: string): string | undefined {
   }
 }
 
+/** How long a lock's owner may hold it before `ps` is asked whether it is a zombie. */
+const ZOMBIE_CHECK_AFTER_MS = 1000;
+
+/**
+ * `ps` says the process does not exist or is a zombie: its pid answers
+ * signals, but it runs no more (some container inits reap late). Not free (a
+ * process), so asked only of a lock held long.
+ */
+export function processGone(pid: number): boolean {
+  const r = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' });
+  if (r.error) return false;
+  const stat = r.stdout.trim();
+  return stat === '' || stat.startsWith('Z');
+}
+
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -203,6 +219,7 @@ async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let firstSeen: { text: string; at: number } | undefined;
+  let zombieChecked: string | undefined;
   let brokeStale = false;
   for (;;) {
     const owner = ownerText();
@@ -220,7 +237,11 @@ async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal
     const text = readLockText(file);
     if (text === undefined) continue; // released between our attempts
     if (!firstSeen || firstSeen.text !== text) firstSeen = { text, at: Date.now() };
-    if (isStale(text, Date.now() - firstSeen.at)) {
+    // Held a while by a pid that still answers: once, ask `ps` whether it is a zombie (killed, not reaped yet).
+    const heldLong = Date.now() - firstSeen.at > ZOMBIE_CHECK_AFTER_MS && zombieChecked !== text;
+    if (heldLong) zombieChecked = text;
+    const holder = heldLong ? parseOwner(text) : undefined;
+    if (isStale(text, Date.now() - firstSeen.at) || (holder && holder.host === HOST && processGone(holder.pid))) {
       breakStale(file, text);
       brokeStale = true;
       continue;

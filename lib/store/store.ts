@@ -182,8 +182,10 @@ export interface DaemonPaths {
   socket: string;
   /** Where it listens and who it is (pid, port, version), written once it listens. */
   endpoint: string;
-  /** The per-install token an HTTP hook sends (mode 0600). */
+  /** The per-install token an HTTP hook sends (mode 0600), kept across restarts: agents' configs name it. */
   token: string;
+  /** The TCP port kept across restarts, for the same reason. */
+  port: string;
   log: string;
 }
 
@@ -195,6 +197,7 @@ export function daemonPaths(root: string): DaemonPaths {
     socket: path.join(dir, 'socket'),
     endpoint: path.join(dir, 'endpoint.json'),
     token: path.join(dir, 'token'),
+    port: path.join(dir, 'port'),
     log: path.join(dir, 'daemon.log'),
   };
 }

@@ -9,6 +9,7 @@
 //      whose completion comes back as a `<task-notification>` prompt that must
 //      stay in turn 1; turn 2 resumed.
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -27,6 +28,7 @@ import {
 import { claudeWiring, marker, readTrace, runClaude, startClaudeServer, traceEvents, tracePath, wiredEvents } from './claude.mjs';
 
 const SECRET = 'ckpt-secret-4f9a2c71e0b3';
+const DAEMON_MODE = process.env.GIT_CKPT_TEST_DAEMON === '1';
 
 /** A sandbox for `t` whose TMPDIR is a folder of its own. */
 function claudeSandbox(t) {
@@ -100,7 +102,11 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
       // The user already has project settings: install merges into them and backs them up outside the project.
       mkdirSync(path.join(ws, '.claude'), { recursive: true });
       writeFileSync(path.join(ws, '.claude', 'settings.json'), '{ "model": "opus" }\n');
-      const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project', '--json']);
+      // With the daemon on (GIT_CKPT_TEST_DAEMON=1), the tool events go to it as Claude's HTTP hooks.
+      const transport = DAEMON_MODE ? ['--transport', 'http'] : [];
+      // An HTTP hook carries no environment: the daemon traces with its own.
+      if (DAEMON_MODE) await ckpt(box, ['daemon', 'start'], { env: { GIT_CKPT_HOOK_TRACE: tracePath(box) } });
+      const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project', ...transport, '--json']);
       c.eq(install.code, 0, `hooks install: ${install.stderr}`);
       const installed = JSON.parse(install.stdout || '[{}]')[0];
       c.ok(
@@ -519,6 +525,63 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
     }
     // Every check ran; all failures at once (several await fields other work adds).
     t.deepEqual(c.failures, []);
+  });
+
+  test('claude: HTTP hooks to the daemon, which is killed before turn 2: every change still captured, the next command hook restarts it', async (t) => {
+    const box = claudeSandbox(t);
+    const ws = box.ws;
+    // This test is about the daemon: on here whatever the suite's mode.
+    writeFileSync(path.join(box.home, '.gitconfig'), '[user]\n\tname = T\n\temail = t@example.com\n[ckpt]\n\tdaemonIdle = 60s\n');
+    const scripts = {
+      k1: [
+        { tools: [{ name: 'Write', input: { file_path: `${ws}/one.txt`, content: 'one\n' } }] },
+        { tools: [{ name: 'Bash', input: { command: 'echo shell > two.txt', description: 'Create two.txt' } }] },
+        { text: 'Turn 1 done.' },
+      ],
+      k2: [
+        { tools: [{ name: 'Write', input: { file_path: `${ws}/three.txt`, content: 'three\n' } }] },
+        { tools: [{ name: 'Bash', input: { command: 'echo again >> one.txt', description: 'Append to one.txt' } }] },
+        { text: 'Turn 2 done.' },
+      ],
+    };
+    const server = await startClaudeServer(scripts);
+    t.teardown(() => server.close());
+    t.teardown(() => ckpt(box, ['daemon', 'stop']));
+    const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project', '--transport', 'http', '--json']);
+    t.is(install.code, 0, install.stderr);
+    const settings = JSON.parse(readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8'));
+    t.is(settings.hooks.PreToolUse[0].hooks[0].type, 'http');
+    const endpointFile = path.join(box.store, 'daemon', 'endpoint.json');
+    const r1 = await runClaude(agent.bin, box, server, `${marker('k1')} Two files.`);
+    t.is(r1.code, 0, r1.stderr);
+    const daemon1 = JSON.parse(readFileSync(endpointFile, 'utf8'));
+    const posts1 = ledgerRecords(box).filter((r) => r.kind === 'post');
+    t.deepEqual(
+      posts1.map((r) => `${r.tool} ${r.paths.map((p) => p.path).join(',')}`),
+      ['Write one.txt', 'Bash two.txt'],
+      'turn 1: each call its own post, through the HTTP hooks',
+    );
+    process.kill(daemon1.pid, 'SIGKILL');
+    const r2 = await runClaude(agent.bin, box, server, `${marker('k2')} More.`, { resume: true });
+    t.is(r2.code, 0, r2.stderr);
+    t.is(r2.stdout.includes('Turn 2 done.'), true);
+    // The prompt's command hook found no daemon answering and started another (on the same port).
+    const daemon2 = JSON.parse(readFileSync(endpointFile, 'utf8'));
+    t.not(daemon2.pid, daemon1.pid);
+    t.is(daemon2.port, daemon1.port);
+    // Every change is in the last checkpoint, whichever hook took it.
+    const records = ledgerRecords(box);
+    const last = records.at(-1);
+    const shadow = (args) =>
+      spawnSync('git', args, { cwd: box.base, env: { ...box.env, GIT_DIR: path.join(storeDir(box), 'git') }, encoding: 'utf8' }).stdout;
+    const listing = shadow(['ls-tree', '-r', last.tree]);
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) t.true(listing.includes(`\t${name}\n`), `${name} captured`);
+    const blob = listing
+      .split('\n')
+      .find((l) => l.endsWith('\tone.txt'))
+      ?.split(/\s+/)[2];
+    t.is(shadow(['cat-file', 'blob', blob]), 'one\nagain\n');
+    t.true(records.filter((r) => r.turn === 2).length > 0, 'turn 2 has its checkpoints');
   });
 });
 

@@ -104,7 +104,11 @@ export function sandbox(name = 'project') {
   const ws = path.join(base, name);
   mkdirSync(home);
   mkdirSync(ws);
-  writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n');
+  // The daemon on only for GIT_CKPT_TEST_DAEMON=1 runs, as in the main suite (test/helpers.mjs).
+  writeFileSync(
+    path.join(home, '.gitconfig'),
+    `[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[ckpt]\n\t${process.env.GIT_CKPT_TEST_DAEMON === '1' ? 'daemonIdle = 60s' : 'daemon = false'}\n`,
+  );
   const env = cleanEnv({ HOME: home, TMPDIR: tmpdir(), LANG: 'C', TERM: 'dumb' });
   const box = { base, home, ws, env, store: path.join(home, '.local', 'state', 'git-ckpt') };
   git(box, ['init', '-q']);
@@ -152,11 +156,22 @@ export function run(command, args, { cwd, env, input = '', stdin = 'pipe', timeo
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      // With the daemon on, what it answered before recording (posts, turn ends) is recorded before the test looks.
+      if (env) flushDaemon(env);
       resolve({ code, signal, stdout, stderr });
     });
     child.stdin?.on('error', () => {});
     child.stdin?.end(input);
   });
+}
+
+/** Wait until the daemon of this environment's store root has recorded every event it answered (none runs: at once). */
+function flushDaemon(env) {
+  const root =
+    env.GIT_CKPT_HOME ??
+    (env.XDG_STATE_HOME ? path.join(env.XDG_STATE_HOME, 'git-ckpt') : path.join(env.HOME ?? '', '.local', 'state', 'git-ckpt'));
+  const socket = path.join(root, 'daemon', 'socket');
+  if (existsSync(socket)) spawnSync('curl', ['-s', '-m', '30', '-X', 'POST', '--unix-socket', socket, 'http://daemon/flush']);
 }
 
 /** The real git-ckpt CLI in the sandbox. */

@@ -57,6 +57,7 @@ const COMMANDS: Record<string, () => Promise<Define>> = {
   fsck: async () => (await import('./fsck.js')).define,
   stores: async () => (await import('./stores.js')).define,
   daemon: async () => (await import('./daemon.js')).define,
+  watch: async () => (await import('./watch.js')).define,
   version: async () => (await import('./version.js')).define,
   completion: async () => (await import('./completion.js')).define,
 };

@@ -71,6 +71,7 @@ async function runDaemonCommand(action: string, json: boolean): Promise<void> {
       `  ${w.events} change event(s), ${w.captures} capture(s), ${w.fullScans} in full${w.lastFullScanReason ? ` (last: ${w.lastFullScanReason})` : ''}`,
     );
     out.push(`  last verification: ${w.verifiedAt ? `${relativeAge(w.verifiedAt)}, ${w.verification}` : 'none yet'}`);
+    if (w.watch) out.push(`  git ckpt watch: a checkpoint after ${w.watch.quietMs} ms without changes; ${w.watch.checkpoints} taken`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }

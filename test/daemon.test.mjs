@@ -569,3 +569,57 @@ test('hooks install --transport http: Claude’s tool events as HTTP hooks to th
   t.is(removed.code, 0, removed.stderr);
   t.deepEqual(JSON.parse(readFileSync(settingsFile, 'utf8')), { env: { KEEP: '1' }, model: 'x' });
 });
+
+test('git ckpt watch: a checkpoint of kind watch after each quiet period, shown in daemon status and log; --stop ends it', async (t) => {
+  const box = daemonBox();
+  await ckpt(box, ['snapshot', '-m', 'before the watch']);
+  const started = await ckptJson(box, ['watch', '--quiet-ms', '300']);
+  t.teardown(() => ckpt(box, ['daemon', 'stop']));
+  t.true(started.watching);
+  t.is(started.watch.quietMs, 300);
+  const watchRecords = () => {
+    try {
+      return ledgerLines(box).filter((r) => r.kind === 'watch');
+    } catch {
+      return []; // no ledger yet
+    }
+  };
+  // Its first capture scans in full (the watcher just started): a burst of edits, then quiet.
+  write(box, 'a.txt', 'one\n');
+  write(box, 'src/b.txt', 'two\n');
+  t.true(await waitFor(() => watchRecords().length === 1, 5000), 'one checkpoint after the quiet period');
+  t.deepEqual(
+    watchRecords()[0]
+      .paths.map((p) => p.path)
+      .sort(),
+    ['a.txt', 'src/b.txt'],
+  );
+  // Edits closer together than the quiet period are taken together (the machine may be slow: at most two).
+  const quietWatch = await ckptJson(box, ['watch', '--quiet-ms', '1500']);
+  t.is(quietWatch.watch.quietMs, 1500);
+  for (let i = 0; i < 4; i++) {
+    write(box, 'a.txt', `edit ${i}\n`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.true(await waitFor(() => watchRecords().length >= 2, 8000));
+  await new Promise((r) => setTimeout(r, 2000));
+  const taken = watchRecords().length;
+  t.true(taken === 2 || taken === 3, `${taken} watch checkpoints`);
+  t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'edit 3\n');
+  t.true(
+    ledgerLines(box)
+      .at(-1)
+      .paths.some((p) => p.path === 'a.txt'),
+  );
+  const log = await ckptJson(box, ['log']);
+  t.is(log[0].kind, 'watch');
+  const status = await ckptJson(box, ['daemon', 'status']);
+  t.is(status.workspaces.find((w) => w.root === box.ws).watch.checkpoints, taken);
+  const stopped = await ckptJson(box, ['watch', '--stop']);
+  t.false(stopped.watching);
+  write(box, 'a.txt', 'after stop\n');
+  await new Promise((r) => setTimeout(r, 800));
+  t.is(watchRecords().length, taken, 'no checkpoint after --stop');
+  const bad = await ckpt(box, ['watch', '--quiet-ms', 'soon']);
+  t.is(bad.code, 2);
+});

@@ -23,7 +23,7 @@ import { daemonPaths, rootHookLog, storeRoot, storeRootsInside, writeFileAtomic,
 import { Workspace } from '../workspace.js';
 import { BODY_MAX_BYTES, forwardedCwd, forwardedEnv, QUEUE_MAX, route, type RequestFacts } from './endpoint.js';
 import { WorkspaceWatcher } from './watcher.js';
-import { answers, type DaemonStatus, type Endpoint } from '../store/daemon-client.js';
+import { answers, type DaemonStatus, type Endpoint, type WatchedWorkspace } from '../store/daemon-client.js';
 
 /** Workspaces watched at once; the least recently used one stops watching past this. */
 const MAX_WATCHED = 32;
@@ -103,6 +103,7 @@ class Daemon {
   private readonly starting = new Set<string>();
   private readonly inFlight = new Map<string, number>();
   private readonly lanes = new Map<string, Promise<unknown>>();
+  private readonly watchTimers = new Map<string, NodeJS.Timeout>();
   private readonly verifying = new Set<string>();
   private counts = { requests: 0, events: 0, refused: 0 };
   private lastRequestAt = Date.now();
@@ -190,6 +191,7 @@ class Daemon {
 
   private async shutdown(why: DaemonExit): Promise<void> {
     this.log(`exiting: ${why}`);
+    for (const timer of this.watchTimers.values()) clearTimeout(timer);
     for (const server of this.servers) server.close();
     // Events already answered are still recorded before the daemon goes.
     const drained = Promise.all(this.lanes.values());
@@ -263,6 +265,53 @@ class Daemon {
     }
   }
 
+  /**
+   * `git ckpt watch` on a workspace (or off, with null): after each quiet period
+   * of changes, a checkpoint of kind `watch` through the workspace's lane.
+   * Watched changes count as activity, so the daemon does not exit idle under a watch.
+   */
+  private async setWatch(root: string, quietMs: number | null): Promise<WatchedWorkspace | null | undefined> {
+    if (!ownDirectory(root)) return undefined;
+    const watcher = this.watchers.get(root) ?? (await this.startWatcher(root));
+    if (!watcher) return undefined;
+    clearTimeout(this.watchTimers.get(root));
+    this.watchTimers.delete(root);
+    if (quietMs === null) {
+      delete watcher.stats.watch;
+      watcher.onChange = undefined;
+      this.log(`${root}: watch stopped`);
+      return null;
+    }
+    watcher.stats.watch = { quietMs, checkpoints: watcher.stats.watch?.checkpoints ?? 0, since: watcher.stats.watch?.since ?? Date.now() };
+    watcher.onChange = () => {
+      this.lastRequestAt = Date.now();
+      clearTimeout(this.watchTimers.get(root));
+      this.watchTimers.set(
+        root,
+        setTimeout(() => void this.watchCheckpoint(root, watcher), quietMs),
+      );
+    };
+    this.log(`${root}: watching for quiet periods of ${quietMs} ms`);
+    return { ...watcher.stats };
+  }
+
+  private async watchCheckpoint(root: string, watcher: WorkspaceWatcher): Promise<void> {
+    this.watchTimers.delete(root);
+    const take = async () => {
+      const ws = Workspace.open(root, { env: this.options.env, changesFor: () => watcher });
+      const result = await watcher.within(() =>
+        ws.snapshot({ kind: 'watch', message: `watch: changes, then ${watcher.stats.watch?.quietMs} ms quiet` }),
+      );
+      if (result.created && watcher.stats.watch) watcher.stats.watch.checkpoints += 1;
+    };
+    const next = (this.lanes.get(root) ?? Promise.resolve())
+      .then(take)
+      .catch((err: unknown) => this.log(`${root}: watch checkpoint failed: ${(err as Error).message}`, true));
+    this.lanes.set(root, next);
+    await next;
+    if (this.lanes.get(root) === next) this.lanes.delete(root);
+  }
+
   /** The watcher of a workspace root, started on first use (that event scans in full, as without a daemon). */
   private changesFor(root: string): WorkspaceWatcher | undefined {
     const watcher = this.watchers.get(root);
@@ -271,7 +320,7 @@ class Daemon {
     return undefined;
   }
 
-  private async startWatcher(root: string): Promise<void> {
+  private async startWatcher(root: string): Promise<WorkspaceWatcher | undefined> {
     this.starting.add(root);
     try {
       if (this.watchers.size >= MAX_WATCHED) {
@@ -280,10 +329,13 @@ class Daemon {
         await oldest.stop();
       }
       const ignore = storeRootsInside(root, this.options.env).map((rel) => path.join(root, rel));
-      this.watchers.set(root, await WorkspaceWatcher.start(root, ignore));
+      const watcher = await WorkspaceWatcher.start(root, ignore);
+      this.watchers.set(root, watcher);
       this.log(`${root}: watching`);
+      return watcher;
     } catch (err) {
       this.log(`${root}: cannot watch (${(err as Error).message}); hooks there scan in full`);
+      return undefined;
     } finally {
       this.starting.delete(root);
     }
@@ -313,6 +365,12 @@ class Daemon {
       return this.reply(res, where.status, `${where.reason}\n`);
     }
     if (where.kind === 'status') return this.reply(res, 200, `${JSON.stringify(this.status())}\n`, 'application/json');
+    if (where.kind === 'watch') {
+      req.resume();
+      const watched = await this.setWatch(where.root, where.quietMs);
+      if (watched === undefined) return this.reply(res, 400, 'not a folder this user can watch\n');
+      return this.reply(res, 200, `${JSON.stringify(watched)}\n`, 'application/json');
+    }
     if (where.kind === 'flush') {
       // One workspace's lane, or every lane.
       await (where.root === null ? Promise.all(this.lanes.values()) : this.lanes.get(where.root));

@@ -12,6 +12,10 @@ export const BODY_MAX_BYTES = 64 * 1024;
 /** Events waiting per workspace past which new ones are refused (the hook then falls back or fails open). */
 export const QUEUE_MAX = 64;
 
+/** `git ckpt watch --quiet-ms`: shorter would checkpoint half-written saves; longer than an hour is not a watch. */
+const WATCH_QUIET_MIN_MS = 100;
+const WATCH_QUIET_MAX_MS = 3_600_000;
+
 /** The environment of the agent that a hook's answer depends on, forwarded by the entry script as headers. */
 const FORWARDED_ENV = [
   'CLAUDE_PROJECT_DIR',
@@ -36,6 +40,7 @@ export type Route =
   | { kind: 'status' }
   | { kind: 'stop' }
   | { kind: 'flush'; root: string | null }
+  | { kind: 'watch'; root: string; quietMs: number | null }
   | { kind: 'refused'; status: number; reason: string };
 
 const NAME_RE = /^[a-z][a-z0-9-]{0,31}$/;
@@ -78,6 +83,18 @@ export function route(facts: RequestFacts): Route {
     return { kind: 'hook', agent: parts[1]!, phase: parts[2]! };
   if (facts.method === 'GET' && url.pathname === '/status') return { kind: 'status' };
   if (facts.method === 'POST' && url.pathname === '/stop') return { kind: 'stop' };
+  if (facts.method === 'POST' && url.pathname === '/watch') {
+    const root = header(facts, ROOT_HEADER);
+    const quiet = header(facts, 'x-ckpt-quiet-ms');
+    const quietMs = quiet === 'off' ? null : Number(quiet);
+    if (!root || (quietMs !== null && !(Number.isInteger(quietMs) && quietMs >= WATCH_QUIET_MIN_MS && quietMs <= WATCH_QUIET_MAX_MS)))
+      return {
+        kind: 'refused',
+        status: 400,
+        reason: `watch needs ${ROOT_HEADER} and a quiet period of ${WATCH_QUIET_MIN_MS} to ${WATCH_QUIET_MAX_MS} ms, or off`,
+      };
+    return { kind: 'watch', root: Buffer.from(root, 'latin1').toString('utf8'), quietMs };
+  }
   if (facts.method === 'POST' && url.pathname === '/flush') {
     const root = header(facts, ROOT_HEADER);
     return { kind: 'flush', root: root ? Buffer.from(root, 'latin1').toString('utf8') : null };

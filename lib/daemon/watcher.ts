@@ -46,6 +46,8 @@ export class WorkspaceWatcher implements ChangeSource {
   private syncing: Promise<void> = Promise.resolve();
   /** Inside `within`: the event's sync is done. */
   private synced = false;
+  /** Called after a batch that recorded a change (`git ckpt watch`'s quiet timer). */
+  onChange?: () => void;
   private batches = 0;
   readonly stats: WatcherStats;
 
@@ -111,8 +113,10 @@ export class WorkspaceWatcher implements ChangeSource {
       }
       changes.push({ path: rel, type: event.type });
     }
-    this.stats.events += recordChanges(this.log, changes, TEST_MAX_PATHS);
+    const recorded = recordChanges(this.log, changes, TEST_MAX_PATHS);
+    this.stats.events += recorded;
     this.refreshStats();
+    if (recorded) this.onChange?.();
     // After this batch, and after any other subscription's batch delivered in the same turn.
     const done = this.cookie;
     if (cookieSeen && done) setImmediate(done);

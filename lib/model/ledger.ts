@@ -12,13 +12,14 @@ import type { ActionCounts } from './tree.js';
 
 export const LEDGER_SCHEMA = 1;
 
-export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'guard' | OperationKind;
+export type CheckpointKind = 'manual' | 'pre' | 'post' | 'turn' | 'watch' | 'guard' | OperationKind;
 export type OperationKind = 'restore' | 'revert' | 'undo';
 export const OPERATION_KINDS: readonly OperationKind[] = ['restore', 'revert', 'undo'];
-const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'guard', ...OPERATION_KINDS];
+const CHECKPOINT_KINDS: readonly CheckpointKind[] = ['manual', 'pre', 'post', 'turn', 'watch', 'guard', ...OPERATION_KINDS];
 /** The kinds a person or a harness may give a snapshot; guards and operation records are the engine's own. */
-export type UserKind = 'manual' | 'pre' | 'post' | 'turn';
-export const USER_KINDS: readonly UserKind[] = ['manual', 'pre', 'post', 'turn'];
+/** `watch`: taken by `git ckpt watch` after a quiet period of changes. */
+export type UserKind = 'manual' | 'pre' | 'post' | 'turn' | 'watch';
+export const USER_KINDS: readonly UserKind[] = ['manual', 'pre', 'post', 'turn', 'watch'];
 
 /**
  * What a restore, revert or undo did. Its record is a checkpoint of the

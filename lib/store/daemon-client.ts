@@ -38,6 +38,8 @@ export interface WatchedWorkspace {
   /** The last verification: when, and what it found. */
   verifiedAt: number | null;
   verification: string | null;
+  /** `git ckpt watch` on this workspace: its quiet period and the checkpoints it took. */
+  watch?: { quietMs: number; checkpoints: number; since: number };
 }
 
 export interface DaemonStatus {
@@ -186,4 +188,18 @@ export async function flushDaemon(env: NodeJS.ProcessEnv, workspaceRoot: string,
   await request(endpoint, env, 'POST', '/flush', timeoutMs, { 'x-ckpt-root': Buffer.from(workspaceRoot, 'utf8').toString('latin1') }).catch(
     () => undefined,
   );
+}
+
+/**
+ * `git ckpt watch`: a checkpoint of kind `watch` after each quiet period of
+ * changes (`quietMs`), or `null` to stop. The daemon is started when none runs.
+ */
+export async function setWatch(env: NodeJS.ProcessEnv, workspaceRoot: string, quietMs: number | null): Promise<WatchedWorkspace | null> {
+  const { endpoint } = await startDaemon(env);
+  const { status, body } = await request(endpoint, env, 'POST', '/watch', 10_000, {
+    'x-ckpt-root': Buffer.from(workspaceRoot, 'utf8').toString('latin1'),
+    'x-ckpt-quiet-ms': quietMs === null ? 'off' : String(quietMs),
+  });
+  if (status !== 200) throw new CkptError('io', `the daemon answered ${status}: ${body.trim().slice(0, 200)}`);
+  return JSON.parse(body) as WatchedWorkspace | null;
 }

@@ -4,6 +4,7 @@
 // BENCH_QUICK=1: fewer runs; BENCH_DAEMON_FILES=3000,300000: the workspace sizes.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +121,37 @@ async function benchSize(files) {
     captured.push(Number(process.hrtime.bigint() - start) / 1e6);
     backToBack.push(hook('pre', `b${i}`));
   }
+  // What Claude Code waits for per mutating call with HTTP hooks: its pre, then its post, each one POST
+  // to the daemon as Claude sends it (no process at all).
+  const endpoint = JSON.parse(readFileSync(path.join(storeRoot, 'daemon', 'endpoint.json'), 'utf8'));
+  const token = readFileSync(path.join(storeRoot, 'daemon', 'token'), 'utf8').trim();
+  const httpHook = (phase, id) =>
+    new Promise((resolve, reject) => {
+      const body = payload(ws, phase, id);
+      const start = process.hrtime.bigint();
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: endpoint.port,
+          method: 'POST',
+          path: `/hook/claude/${phase}`,
+          headers: { 'content-type': 'application/json', 'x-ckpt-token': token, 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(Number(process.hrtime.bigint() - start) / 1e6));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const httpWait = [];
+  for (let i = 0; i < RUNS; i++) {
+    await sleep(THINK_MS);
+    const preMs = await httpHook('pre', `h${i}`);
+    touch();
+    httpWait.push(preMs + (await httpHook('post', `h${i}`)));
+  }
   const status = JSON.parse(
     spawnSync(process.execPath, [CLI, 'daemon', 'status', '--json'], { cwd: ws, env: wsEnv, encoding: 'utf8' }).stdout,
   );
@@ -130,6 +162,7 @@ async function benchSize(files) {
   const indexBytes = statSync(path.join(storeRoot, storeDir, 'index')).size;
   timed(process.execPath, [CLI, 'daemon', 'stop'], { cwd: ws, env: wsEnv });
   row(label, 'no-change pre hook through the entry script, daemon running', pre, 'node -e 0', nodeZero);
+  row(label, 'what Claude Code waits per mutating call with HTTP hooks (pre + post, one POST each)', httpWait, 'node -e 0', nodeZero);
   row(label, 'no-change pre hook through the entry script, no daemon', noDaemonPre, 'node -e 0', nodeZero);
   row(label, 'one-file post hook through the entry script, daemon running (answered when queued)', post, 'node -e 0', nodeZero);
   row(label, 'one-file post hook through the entry script, no daemon', noDaemonPost, 'node -e 0', nodeZero);

@@ -3,7 +3,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write, libPath } from './helpers.mjs';
+import { ckpt, ckptJson, testIf, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write, libPath } from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {
@@ -216,7 +216,7 @@ const takesRawNames = (() => {
   const probe = sandbox({ git: false });
   return writeRaw(probe, Buffer.from([0x62, 0xff]), 'probe\n');
 })();
-const rawNameTest = takesRawNames ? test : test.skip;
+const rawNameTest = testIf(test, takesRawNames, 'the filesystem of the temporary folder refuses names that are not UTF-8');
 
 rawNameTest(
   'X5: names that are not UTF-8 are listed as not captured, each one apart, and restore --delete-new never deletes them',

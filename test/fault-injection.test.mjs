@@ -10,7 +10,20 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CLI, ckpt, ckptJson, entryExists, ledgerLines, run, sandbox, storeDir, treeState, write, workspaceState } from './helpers.mjs';
+import {
+  CLI,
+  cannotRun,
+  ckpt,
+  ckptJson,
+  entryExists,
+  ledgerLines,
+  run,
+  sandbox,
+  storeDir,
+  treeState,
+  write,
+  workspaceState,
+} from './helpers.mjs';
 
 const asRoot = process.getuid?.() === 0;
 const DAC_CAPS = '-dac_override,-dac_read_search,-fowner';
@@ -163,7 +176,7 @@ for (const [faultName, fault] of Object.entries(FAULTS)) {
     if (fault.only && !fault.only.includes(commandName)) continue;
     const title = `${commandName} under "${faultName}": fsck is clean and nothing captured or present is lost`;
     if (!fault.can) {
-      test.skip(`${title} (cannot be set up here: ${asRoot ? 'no mount or setpriv' : 'needs root'})`, () => {});
+      cannotRun(test, title, `the fault cannot be set up here: ${asRoot ? 'no mount or setpriv' : 'needs root'}`);
       continue;
     }
     test(title, async (t) => {

@@ -32,6 +32,7 @@ import {
   storedBytes,
   treeState,
   workspaceState,
+  testIf,
   write,
 } from './helpers.mjs';
 
@@ -43,11 +44,7 @@ const DAC_CAPS = '-dac_override,-dac_read_search,-fowner';
 const asRoot = process.getuid?.() === 0;
 const hasSetpriv = asRoot && spawnSync('setpriv', ['--version']).status === 0;
 const modesBind = !asRoot || hasSetpriv;
-const modeTest = modesBind ? test : test.skip;
-if (!modesBind) {
-  if (process.env.CI) throw new Error('faults.test: running as root without setpriv, so unreadable-folder tests cannot run');
-  console.warn('faults.test: as root without setpriv; the unreadable-folder tests are skipped');
-}
+const modeTest = testIf(test, modesBind, 'as root without setpriv, a folder cannot be made unreadable');
 
 function ckptBound(box, args, opts = {}) {
   if (!asRoot) return ckpt(box, args, opts);
@@ -332,8 +329,7 @@ function sandboxOnSmallDisk(t, size) {
 const probeDir = mkdtempSync(path.join(tmpdir(), 'ckpt-mount-probe-'));
 const probeUnmount = asRoot ? smallDisk(probeDir, '1m') : undefined;
 probeUnmount?.();
-const diskTest = probeUnmount ? test : test.skip;
-if (!probeUnmount) console.warn('faults.test: cannot mount a tmpfs here (needs root); the full-disk tests are skipped');
+const diskTest = testIf(test, probeUnmount !== undefined, 'no small tmpfs can be mounted here (needs root)');
 
 diskTest(
   'a full store disk: the snapshot fails in one line, hooks exit 0, status, fsck and dry runs work, and once space is back everything does',

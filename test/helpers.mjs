@@ -33,6 +33,11 @@ export function cannotRun(test, title, reason) {
   else test.skip(`${title} (skipped: ${reason})`, () => {});
 }
 
+/** `test` where `canRun`; elsewhere each test it registers goes through cannotRun with `reason`. */
+export function testIf(test, canRun, reason) {
+  return canRun ? test : (title) => cannotRun(test, title, reason);
+}
+
 /** A sandbox: its own HOME (global git config), store root and workspace. */
 export function sandbox({ git = true, name = 'ws' } = {}) {
   const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'ckpt-test-')));

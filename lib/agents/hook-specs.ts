@@ -235,10 +235,15 @@ function isOurs(handler: unknown, spec: AgentSpec): boolean {
   return typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
 }
 
-/** How many of our handlers a list item holds: the item itself (flat layout) or its `hooks` (nested). */
+/** The handlers a list item holds: the item itself (flat layout) or its `hooks` (nested). */
+function handlersOf(item: unknown, spec: AgentSpec): unknown[] {
+  if (spec.layout === 'flat') return [item];
+  return isObject(item) && Array.isArray(item.hooks) ? item.hooks : [];
+}
+
+/** How many of our handlers a list item holds. */
 function oursIn(item: unknown, spec: AgentSpec): number {
-  if (spec.layout === 'flat') return isOurs(item, spec) ? 1 : 0;
-  return isObject(item) && Array.isArray(item.hooks) ? item.hooks.filter((h) => isOurs(h, spec)).length : 0;
+  return handlersOf(item, spec).filter((h) => isOurs(h, spec)).length;
 }
 
 function hooksTable(config: Json, file: string): Json {
@@ -325,26 +330,15 @@ export function transports(config: Json, agent: HookAgent): Record<string, 'http
   for (const w of spec.events) {
     const list = config.hooks[w.event];
     if (!Array.isArray(list)) continue;
-    for (const item of list) {
-      const handlers = spec.layout === 'flat' ? [item] : isObject(item) && Array.isArray(item.hooks) ? item.hooks : [];
-      for (const h of handlers) if (isOurs(h, spec)) out[w.event] = isObject(h) && h.type === 'http' ? 'http' : 'command';
-    }
+    for (const item of list)
+      for (const h of handlersOf(item, spec)) if (isOurs(h, spec)) out[w.event] = isObject(h) && h.type === 'http' ? 'http' : 'command';
   }
   return out;
 }
 
 /** Pure: the events where our handler is wired (whatever script path it names). @public (tests use it) */
 export function wiredEvents(config: Json, agent: HookAgent): string[] {
-  const spec = AGENT_SPECS[agent];
-  if (!isObject(config.hooks)) return [];
-  const hooks = config.hooks;
-  return spec.events
-    .map((w) => w.event)
-    .filter((event) => {
-      const list = hooks[event];
-      if (!Array.isArray(list)) return false;
-      return list.some((item) => oursIn(item, spec) > 0);
-    });
+  return Object.keys(transports(config, agent));
 }
 
 /** Pure: whether every event carries exactly the wanted handler, once. */

@@ -99,6 +99,15 @@ function openHookWorkspace(event: HookEvent, options: HookOptions): Workspace {
   return open(options.cwd);
 }
 
+/**
+ * The root of the workspace an event is recorded in, as runHook picks it (the
+ * daemon queues each event by it, so a flush of that workspace waits for it).
+ * Throws as runHook would log when no directory may be used.
+ */
+export function hookWorkspaceRoot(event: HookEvent, options: HookOptions): string {
+  return openHookWorkspace(event, options).root;
+}
+
 /** Append to a log file, keeping one previous generation once it passes 1 MiB. */
 function appendLog(file: string, lines: string[]): boolean {
   try {
@@ -260,11 +269,15 @@ function turnTitle(settings: Pick<Settings, 'recordPrompts'>, event: HookEvent):
   return settings.recordPrompts && event.prompt !== null && !event.injected ? promptTitle(event.prompt) : null;
 }
 
+/** Settings without the lock: from their cache once the shadow repository exists; undefined before. */
+async function settingsWithoutLock(ws: Workspace, store: StorePaths): Promise<Settings | undefined> {
+  return existsSync(store.shadowHead) ? ws.settings() : undefined;
+}
+
 /** Number an event without a checkpoint (the first snapshot holds the workspace lock meanwhile). */
 async function numberOnly(ws: Workspace, store: StorePaths, event: HookEvent): Promise<Numbering | undefined> {
   if (event.session === null) return undefined;
-  // Settings without the lock: from their cache once the shadow repository exists, else the defaults.
-  const settings = existsSync(store.shadowHead) ? await ws.settings() : DEFAULT_SETTINGS;
+  const settings = (await settingsWithoutLock(ws, store)) ?? DEFAULT_SETTINGS;
   const title = turnTitle(settings, event);
   return updateSessionState(store.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
 }
@@ -281,15 +294,15 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   let created: string | undefined;
   let numbering: Record<string, unknown> = {};
   let wantsDaemon = false;
-  let opened: Workspace | undefined;
+  let opened: { ws: Workspace; store: StorePaths } | undefined;
   try {
     const ws = openHookWorkspace(event, options);
-    opened = ws;
     // A file path inside the workspace reads better relative to it.
     if (event.input && path.isAbsolute(event.input)) event.input = workspaceRelative(ws.root, ws.root, event.input) ?? event.input;
     // The file a tool writes, for holding it out of other events' checkpoints while a subagent writes it.
     event.targetPath = event.targetPath ? workspaceRelative(ws.root, event.cwd ?? ws.root, event.targetPath) : null;
     const store = storePaths(ws.storeDirPath());
+    opened = { ws, store };
     logFile = store.hookLog;
     // The first snapshot of a large workspace takes longer than a hook may wait: it runs in the
     // background, and captures the state this hook would have; the hook returns at once.
@@ -314,8 +327,8 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
   }
   // Any event may find the daemon gone (killed, idle), whatever became of this one: the next hook
   // that runs here starts it again. The settings are cached by now, or the store is still new.
-  if (!options.changesFor && opened?.store && existsSync(storePaths(opened.storeDirPath()).shadowHead))
-    wantsDaemon = (await opened.settings().catch(() => DEFAULT_SETTINGS)).daemon;
+  if (!options.changesFor && opened)
+    wantsDaemon = (await settingsWithoutLock(opened.ws, opened.store).catch(() => DEFAULT_SETTINGS))?.daemon ?? false;
   traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, numbering, payload });
   if (logged.length) {
     const fallback = rootHookLog(safeStoreRoot(options.env) ?? tmpdir());

@@ -9,13 +9,12 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { CkptError } from '../model/errors.js';
 import { hookEntryScript } from '../store/layout.js';
+import { versionBelow } from '../git/runner.js';
 import type { RunVerdict } from './agent-trust.js';
 import { backUp, readConfig, writeConfig, type HookAgent, type Json, type Scope } from './agent-config.js';
 import { AGENT_SPECS, ENTRY_NAME, mergeHooks, removeHooks, transports, wiredEvents, type HttpTransport } from './hook-specs.js';
-import { startDaemon } from '../store/daemon-client.js';
-import { daemonPaths, storeRoot } from '../store/store.js';
+import { daemonToken, startDaemon } from '../store/daemon-client.js';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 
 export interface HookTarget {
   agent: HookAgent;
@@ -184,16 +183,11 @@ export function claudeVersion(env: NodeJS.ProcessEnv = process.env): string | nu
 
 /** Pure: whether a Claude Code version has HTTP hooks. */
 export function claudeHasHttpHooks(version: string | null): boolean {
-  if (!version) return false;
-  const a = version.split('.').map(Number);
-  const b = CLAUDE_HTTP_HOOKS.split('.').map(Number);
-  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
-  return true;
+  return version !== null && !versionBelow(version, CLAUDE_HTTP_HOOKS);
 }
 
 /** The daemon's HTTP endpoint for HTTP hooks: it is started (it must be running to have a port and a token). */
 export async function httpTransport(env: NodeJS.ProcessEnv = process.env): Promise<HttpTransport> {
   const { endpoint } = await startDaemon(env);
-  const token = readFileSync(daemonPaths(storeRoot(env)).token, 'utf8').trim();
-  return { port: endpoint.port, token };
+  return { port: endpoint.port, token: daemonToken(env) };
 }

@@ -11,12 +11,11 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync,
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { runHook } from '../agents/hook.js';
+import { hookWorkspaceRoot, runHook } from '../agents/hook.js';
 import { scanWorkspace } from '../capture/scan.js';
 import { coveredBy } from '../model/change-log.js';
 import { isCkptError } from '../model/errors.js';
-import { neutralOutput } from '../model/hook-payload.js';
-import { locateWorkspace } from '../store/locate.js';
+import { neutralOutput, parseHookPayload } from '../model/hook-payload.js';
 import { breakLockOfGoneOwner, processGone, withLock } from '../store/lock.js';
 import { DEFAULT_SETTINGS, readUserSettings, type Settings } from '../store/settings.js';
 import { daemonPaths, rootHookLog, storeRoot, storeRootsInside, writeFileAtomic, type DaemonPaths } from '../store/store.js';
@@ -89,15 +88,6 @@ function ownDirectory(dir: string | null): string | null {
   }
 }
 
-function payloadCwd(body: string): string | null {
-  try {
-    const parsed = JSON.parse(body) as { cwd?: unknown };
-    return typeof parsed.cwd === 'string' ? parsed.cwd : null;
-  } catch {
-    return null;
-  }
-}
-
 class Daemon {
   private readonly watchers = new Map<string, WorkspaceWatcher>();
   private readonly starting = new Set<string>();
@@ -124,13 +114,23 @@ class Daemon {
   }
 
   log(line: string, alsoHookLog = false): void {
-    const text = `${new Date().toISOString()} daemon ${process.pid}: ${line}\n`;
-    try {
-      appendFileSync(this.paths.log, text, { mode: 0o600 });
-      if (alsoHookLog) appendFileSync(rootHookLog(path.dirname(this.paths.dir)), text, { mode: 0o600 });
-    } catch {
-      /* logging never stops the daemon */
-    }
+    appendDaemonLog(alsoHookLog ? [this.paths.log, rootHookLog(path.dirname(this.paths.dir))] : [this.paths.log], line);
+  }
+
+  /**
+   * Run `fn` after everything queued for `key`: one lane per workspace, in
+   * arrival order, so an event is recorded before any that came after it.
+   */
+  private enqueue<T>(key: string, fn: () => Promise<T>, done?: () => void): Promise<T> {
+    const run = (this.lanes.get(key) ?? Promise.resolve()).then(fn);
+    const settled: Promise<unknown> = run
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.lanes.get(key) === settled) this.lanes.delete(key);
+        done?.();
+      });
+    this.lanes.set(key, settled);
+    return run;
   }
 
   async serve(): Promise<DaemonExit> {
@@ -304,12 +304,7 @@ class Daemon {
       );
       if (result.created && watcher.stats.watch) watcher.stats.watch.checkpoints += 1;
     };
-    const next = (this.lanes.get(root) ?? Promise.resolve())
-      .then(take)
-      .catch((err: unknown) => this.log(`${root}: watch checkpoint failed: ${(err as Error).message}`, true));
-    this.lanes.set(root, next);
-    await next;
-    if (this.lanes.get(root) === next) this.lanes.delete(root);
+    await this.enqueue(root, take).catch((err: unknown) => this.log(`${root}: watch checkpoint failed: ${(err as Error).message}`, true));
   }
 
   /** The watcher of a workspace root, started on first use (that event scans in full, as without a daemon). */
@@ -388,20 +383,21 @@ class Daemon {
       this.log(`refused a ${where.agent} ${where.phase} event: body over ${BODY_MAX_BYTES} bytes`, true);
       return this.reply(res, 413, `body over ${BODY_MAX_BYTES} bytes\n`);
     }
-    const forwarded = forwardedEnv(req.headers);
-    const cwd = ownDirectory(viaSocket ? forwardedCwd(req.headers) : payloadCwd(body));
-    const projectDir =
-      forwarded.CLAUDE_PROJECT_DIR ?? forwarded.GEMINI_PROJECT_DIR ?? forwarded.COPILOT_PROJECT_DIR ?? forwarded.CURSOR_PROJECT_DIR;
-    if (!cwd || (projectDir !== undefined && !ownDirectory(projectDir))) {
+    const env = { ...this.options.env, ...forwardedEnv(req.headers) };
+    const event = parseHookPayload(where.agent, where.phase, body, env);
+    const cwd = ownDirectory(viaSocket ? forwardedCwd(req.headers) : event.cwd);
+    if (!cwd || (event.projectDir !== null && !ownDirectory(event.projectDir))) {
       this.counts.refused += 1;
       this.log(`refused a ${where.agent} ${where.phase} event: its directory is missing, not absolute or not this user's`, true);
       return this.reply(res, 200, neutral);
     }
+    const options = { env, cwd, startedAt: Date.now(), changesFor: (root: string) => this.changesFor(root) };
+    // The lane is the workspace runHook records the event in; one it would refuse gets a lane of its own.
     let key: string;
     try {
-      key = locateWorkspace(projectDir ?? cwd).root;
+      key = hookWorkspaceRoot(event, options);
     } catch {
-      key = projectDir ?? cwd;
+      key = cwd;
     }
     const waiting = this.inFlight.get(key) ?? 0;
     if (waiting >= QUEUE_MAX) {
@@ -410,23 +406,19 @@ class Daemon {
       return this.reply(res, 503, 'busy\n');
     }
     this.inFlight.set(key, waiting + 1);
-    const env = { ...this.options.env, ...forwarded };
-    // One lane per workspace, in arrival order: an event is recorded before any that came after it.
-    const record = () =>
-      runHook(where.agent, where.phase, body, { env, cwd, startedAt: Date.now(), changesFor: (root) => this.changesFor(root) });
-    const run = (this.lanes.get(key) ?? Promise.resolve()).then(() => {
-      const watcher = this.watchers.get(key);
-      return watcher ? watcher.within(record) : record();
-    });
-    const settled = run
-      .catch(() => undefined)
-      .finally(() => {
+    const record = () => runHook(where.agent, where.phase, body, { ...options, startedAt: Date.now() });
+    const run = this.enqueue(
+      key,
+      () => {
+        const watcher = this.watchers.get(key);
+        return watcher ? watcher.within(record) : record();
+      },
+      () => {
         this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
-        if (this.lanes.get(key) === settled) this.lanes.delete(key);
         this.counts.events += 1;
         this.lastRequestAt = Date.now();
-      });
-    this.lanes.set(key, settled);
+      },
+    );
     // What a call changed is fixed when its post arrives, and the agent's next change waits for a
     // pre (or a prompt) hook, which waits for this lane: a post is answered at once.
     if (ANSWERED_AT_ONCE.has(where.phase)) return this.reply(res, 200, neutral);
@@ -461,13 +453,6 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonExit> {
   chmodSync(paths.dir, 0o700);
   // A holder whose socket refuses connections and that `ps` finds dead or a zombie is gone.
   if (!(await answers(paths.socket))) breakLockOfGoneOwner(paths.lock, processGone);
-  const logFatal = (err: unknown) => {
-    try {
-      appendFileSync(paths.log, `${new Date().toISOString()} daemon ${process.pid}: failed: ${(err as Error).stack ?? String(err)}\n`);
-    } catch {
-      /* logging never stops the daemon */
-    }
-  };
   try {
     // A holder killed a moment ago may still be exiting: wait for it a little (two daemons started at once: one waits, then exits).
     return await withLock(paths.lock, LOCK_WAIT_MS, async () => {
@@ -483,18 +468,21 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonExit> {
     });
   } catch (err) {
     if (isCkptError(err, 'lock-timeout')) {
-      try {
-        appendFileSync(
-          paths.log,
-          `${new Date().toISOString()} daemon ${process.pid}: another one holds the lock (${err.message}); exiting\n`,
-        );
-      } catch {
-        /* logging never stops the daemon */
-      }
+      appendDaemonLog([paths.log], `another one holds the lock (${err.message}); exiting`);
       return 'already-running';
     }
-    logFatal(err);
+    appendDaemonLog([paths.log], `failed: ${(err as Error).stack ?? String(err)}`);
     throw err;
+  }
+}
+
+/** One timestamped line in each log file; logging never stops the daemon. */
+function appendDaemonLog(files: string[], line: string): void {
+  const text = `${new Date().toISOString()} daemon ${process.pid}: ${line}\n`;
+  try {
+    for (const file of files) appendFileSync(file, text, { mode: 0o600 });
+  } catch {
+    /* logged next time */
   }
 }
 

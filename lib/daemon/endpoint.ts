@@ -55,9 +55,19 @@ export interface RequestFacts {
   port: number | null;
 }
 
-function header(facts: RequestFacts, name: string): string | undefined {
-  const value = facts.headers[name];
+function firstValue(headers: RequestFacts['headers'], name: string): string | undefined {
+  const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+function header(facts: RequestFacts, name: string): string | undefined {
+  return firstValue(facts.headers, name);
+}
+
+/** A header carrying a path or a variable: Latin-1 on the wire, its bytes UTF-8. */
+function utf8Header(headers: RequestFacts['headers'], name: string): string | undefined {
+  const text = firstValue(headers, name);
+  return text ? Buffer.from(text, 'latin1').toString('utf8') : undefined;
 }
 
 function tokenMatches(given: string | undefined, expected: string): boolean {
@@ -84,7 +94,7 @@ export function route(facts: RequestFacts): Route {
   if (facts.method === 'GET' && url.pathname === '/status') return { kind: 'status' };
   if (facts.method === 'POST' && url.pathname === '/stop') return { kind: 'stop' };
   if (facts.method === 'POST' && url.pathname === '/watch') {
-    const root = header(facts, ROOT_HEADER);
+    const root = utf8Header(facts.headers, ROOT_HEADER);
     const quiet = header(facts, 'x-ckpt-quiet-ms');
     const quietMs = quiet === 'off' ? null : Number(quiet);
     if (!root || (quietMs !== null && !(Number.isInteger(quietMs) && quietMs >= WATCH_QUIET_MIN_MS && quietMs <= WATCH_QUIET_MAX_MS)))
@@ -93,29 +103,25 @@ export function route(facts: RequestFacts): Route {
         status: 400,
         reason: `watch needs ${ROOT_HEADER} and a quiet period of ${WATCH_QUIET_MIN_MS} to ${WATCH_QUIET_MAX_MS} ms, or off`,
       };
-    return { kind: 'watch', root: Buffer.from(root, 'latin1').toString('utf8'), quietMs };
+    return { kind: 'watch', root, quietMs };
   }
   if (facts.method === 'POST' && url.pathname === '/flush') {
-    const root = header(facts, ROOT_HEADER);
-    return { kind: 'flush', root: root ? Buffer.from(root, 'latin1').toString('utf8') : null };
+    return { kind: 'flush', root: utf8Header(facts.headers, ROOT_HEADER) ?? null };
   }
   return { kind: 'refused', status: 404, reason: `no such endpoint: ${facts.method} ${url.pathname.slice(0, 60)}` };
 }
 
-/** The agent's environment as its entry script forwarded it (headers are Latin-1 on the wire; the bytes are UTF-8). */
+/** The agent's environment as its entry script forwarded it. */
 export function forwardedEnv(headers: RequestFacts['headers']): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of FORWARDED_ENV) {
-    const value = headers[`${ENV_HEADER_PREFIX}${key.toLowerCase()}`];
-    const text = Array.isArray(value) ? value[0] : value;
-    if (text) env[key] = Buffer.from(text, 'latin1').toString('utf8');
+    const value = utf8Header(headers, `${ENV_HEADER_PREFIX}${key.toLowerCase()}`);
+    if (value) env[key] = value;
   }
   return env;
 }
 
 /** The hook process's working directory as forwarded (the entry script's $PWD), or null. */
 export function forwardedCwd(headers: RequestFacts['headers']): string | null {
-  const value = headers[CWD_HEADER];
-  const text = Array.isArray(value) ? value[0] : value;
-  return text ? Buffer.from(text, 'latin1').toString('utf8') : null;
+  return utf8Header(headers, CWD_HEADER) ?? null;
 }

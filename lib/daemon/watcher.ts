@@ -36,8 +36,6 @@ interface Subscription {
   unsubscribe(): Promise<void>;
 }
 
-export type WatcherStats = WatchedWorkspace;
-
 export class WorkspaceWatcher implements ChangeSource {
   private readonly log: ChangeLog = newChangeLog('the daemon had not watched this workspace before');
   private subscription?: Subscription;
@@ -49,7 +47,7 @@ export class WorkspaceWatcher implements ChangeSource {
   /** Called after a batch that recorded a change (`git ckpt watch`'s quiet timer). */
   onChange?: () => void;
   private batches = 0;
-  readonly stats: WatcherStats;
+  readonly stats: WatchedWorkspace;
 
   private constructor(readonly root: string) {
     const now = Date.now();
@@ -200,14 +198,5 @@ export class WorkspaceWatcher implements ChangeSource {
   settle(view: ChangeView, keep: readonly string[]): void {
     settle(this.log, view, keep);
     this.refreshStats();
-  }
-
-  /** The changed paths recorded now (for the verification). */
-  pendingPaths(): ReadonlySet<string> {
-    return new Set(this.log.paths.keys());
-  }
-
-  get isUnknown(): boolean {
-    return this.log.unknown !== null;
   }
 }

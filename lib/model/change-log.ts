@@ -4,6 +4,7 @@
  * instance: anything may have changed, so the next capture scans everything).
  * The fast path only narrows the full scan to these paths; it never guesses.
  */
+import { ancestorsOf } from './paths.js';
 
 /** One watcher event, with the path relative to the workspace root ('/'-separated). */
 export interface WatchedChange {
@@ -132,7 +133,5 @@ export function settle(log: ChangeLog, view: ChangeView, keep: readonly string[]
 
 /** Whether a path is one of `paths` or below one of them. */
 export function coveredBy(p: string, paths: ReadonlySet<string>): boolean {
-  if (paths.has(p)) return true;
-  for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) if (paths.has(p.slice(0, i))) return true;
-  return false;
+  return paths.has(p) || ancestorsOf(p).some((dir) => paths.has(dir));
 }

@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import { CkptError } from '../model/errors.js';
 import { cliEntry } from './layout.js';
@@ -69,6 +68,11 @@ export function runningDaemon(env: NodeJS.ProcessEnv = process.env): Endpoint | 
   }
 }
 
+/** The per-install token HTTP clients send (the daemon makes it on its first start). */
+export function daemonToken(env: NodeJS.ProcessEnv = process.env): string {
+  return readFileSync(daemonPaths(storeRoot(env)).token, 'utf8').trim();
+}
+
 /** Start the daemon in the background (it exits at once if one runs already). */
 export function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const child = spawn(process.execPath, [cliEntry(), 'daemon', 'run'], { detached: true, stdio: 'ignore', env });
@@ -101,7 +105,7 @@ export function answers(socket: string): Promise<boolean> {
   });
 }
 
-function request(
+async function request(
   endpoint: Endpoint,
   env: NodeJS.ProcessEnv,
   method: string,
@@ -109,6 +113,8 @@ function request(
   timeoutMs = 5000,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: string }> {
+  // Loaded only once a daemon runs: every hook process loads this module.
+  const { default: http } = await import('node:http');
   return new Promise((resolve, reject) => {
     const req = http.request(
       endpoint.socket
@@ -119,7 +125,7 @@ function request(
             method,
             path,
             timeout: timeoutMs,
-            headers: { ...headers, 'x-ckpt-token': readFileSync(daemonPaths(storeRoot(env)).token, 'utf8').trim() },
+            headers: { ...headers, 'x-ckpt-token': daemonToken(env) },
           },
       (res) => {
         const chunks: Buffer[] = [];
@@ -132,6 +138,9 @@ function request(
     req.end();
   });
 }
+
+/** A path as a header value: its UTF-8 bytes, one Latin-1 character each (the daemon decodes them back). */
+const latin1 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -185,9 +194,7 @@ export async function daemonStatus(env: NodeJS.ProcessEnv = process.env): Promis
 export async function flushDaemon(env: NodeJS.ProcessEnv, workspaceRoot: string, timeoutMs = 5000): Promise<void> {
   const endpoint = runningDaemon(env);
   if (!endpoint) return;
-  await request(endpoint, env, 'POST', '/flush', timeoutMs, { 'x-ckpt-root': Buffer.from(workspaceRoot, 'utf8').toString('latin1') }).catch(
-    () => undefined,
-  );
+  await request(endpoint, env, 'POST', '/flush', timeoutMs, { 'x-ckpt-root': latin1(workspaceRoot) }).catch(() => undefined);
 }
 
 /**
@@ -197,7 +204,7 @@ export async function flushDaemon(env: NodeJS.ProcessEnv, workspaceRoot: string,
 export async function setWatch(env: NodeJS.ProcessEnv, workspaceRoot: string, quietMs: number | null): Promise<WatchedWorkspace | null> {
   const { endpoint } = await startDaemon(env);
   const { status, body } = await request(endpoint, env, 'POST', '/watch', 10_000, {
-    'x-ckpt-root': Buffer.from(workspaceRoot, 'utf8').toString('latin1'),
+    'x-ckpt-root': latin1(workspaceRoot),
     'x-ckpt-quiet-ms': quietMs === null ? 'off' : String(quietMs),
   });
   if (status !== 200) throw new CkptError('io', `the daemon answered ${status}: ${body.trim().slice(0, 200)}`);

@@ -240,9 +240,12 @@ async function acquireLock(file: string, timeoutMs: number, signal?: AbortSignal
     // Held a while by a pid that still answers: once, ask `ps` whether it is a zombie (killed, not reaped yet).
     const heldLong = Date.now() - firstSeen.at > ZOMBIE_CHECK_AFTER_MS && zombieChecked !== text;
     if (heldLong) zombieChecked = text;
-    const holder = heldLong ? parseOwner(text) : undefined;
-    if (isStale(text, Date.now() - firstSeen.at) || (holder && holder.host === HOST && processGone(holder.pid))) {
+    if (isStale(text, Date.now() - firstSeen.at)) {
       breakStale(file, text);
+      brokeStale = true;
+      continue;
+    }
+    if (heldLong && breakLockOfGoneOwner(file, processGone)) {
       brokeStale = true;
       continue;
     }

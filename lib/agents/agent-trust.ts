@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { HookAgent, Json, Scope } from './agent-config.js';
+import { isObject, type HookAgent, type Json, type Scope } from './agent-config.js';
 
 export interface RunVerdict {
   /** yes: the agent runs them; no: it will not until the step is taken; unknown: cannot be read from here. */
@@ -25,7 +25,7 @@ export interface RunVerdict {
 function readJson(file: string): Json | undefined {
   try {
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Json) : undefined;
+    return isObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }

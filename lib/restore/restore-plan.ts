@@ -235,26 +235,37 @@ export interface UncapturedPath {
 }
 
 /**
- * Pure: never write or delete what the live capture could not take. A path
- * below an unreadable directory keeps the entry of an older capture in the
- * shadow index, so it looks captured; its bytes now may be anything.
+ * Pure: for a path, why the live capture could not take it (it, or a folder
+ * above it), in the words a plan gives; undefined when it was taken.
  */
-export function shieldUncaptured(plan: Plan, uncaptured: readonly UncapturedPath[]): Plan {
-  if (uncaptured.length === 0) return plan;
+export function uncapturedNote(uncaptured: readonly UncapturedPath[]): (path: string) => string | undefined {
   const exact = new Map<string, string>();
   const dirs: UncapturedPath[] = [];
   for (const u of uncaptured) {
     if (u.path.endsWith('/')) dirs.push(u);
     else exact.set(u.path, u.reason);
   }
-  const reasonFor = (p: string) => exact.get(p) ?? dirs.find((d) => p.startsWith(d.path))?.reason;
+  return (p) => {
+    const reason = exact.get(p) ?? dirs.find((d) => p.startsWith(d.path))?.reason;
+    return reason === undefined ? undefined : `not captured now (${reason.replaceAll('-', ' ')}); left alone`;
+  };
+}
+
+/**
+ * Pure: never write or delete what the live capture could not take. A path
+ * below an unreadable directory keeps the entry of an older capture in the
+ * shadow index, so it looks captured; its bytes now may be anything.
+ */
+export function shieldUncaptured(plan: Plan, uncaptured: readonly UncapturedPath[]): Plan {
+  if (uncaptured.length === 0) return plan;
+  const noteFor = uncapturedNote(uncaptured);
   let changed = false;
   const files = plan.files.map((f): PlannedFile => {
     if (f.action !== 'restore' && f.action !== 'recreate' && f.action !== 'delete') return f;
-    const reason = reasonFor(f.path);
+    const reason = noteFor(f.path);
     if (reason === undefined) return f;
     changed = true;
-    return { path: f.path, action: 'skip', reason: `not captured now (${reason.replaceAll('-', ' ')}); left alone` };
+    return { path: f.path, action: 'skip', reason };
   });
   return changed ? { files, counts: countActions(files), leftovers: plan.leftovers } : plan;
 }

@@ -15,7 +15,7 @@ import { labelRevertPlan, revertWant } from './revert-plan.js';
 import { listTree, treeChanges } from '../git/objects.js';
 import { EMPTY_TREE } from '../model/oid.js';
 import { isSelected, unsafePathReason } from '../model/paths.js';
-import { restoreWants, revertWants, shieldUncaptured, staleUndoPaths, withExtraFiles, type PlannedFile } from './restore-plan.js';
+import { restoreWants, revertWants, staleUndoPaths, uncapturedNote, withExtraFiles, type PlannedFile } from './restore-plan.js';
 import { sameEntry, type TreeChange, type TreeEntry, type Want } from '../model/tree.js';
 import { gitVersion, versionBelow } from '../git/runner.js';
 import { shortId } from '../model/short-ids.js';
@@ -252,18 +252,11 @@ export function recoveryLeftAlone(
   present: Map<string, TreeEntry>,
   uncaptured: readonly { path: string; reason: string }[],
 ): { path: string; reason: string }[] {
-  const shielded = shieldUncaptured(
-    {
-      files: entries.map(([p, want]) => ({ path: p, action: want ? 'restore' : 'delete' })),
-      counts: { restore: 0, recreate: 0, delete: 0, unchanged: 0, skip: 0 },
-      leftovers: [],
-    },
-    uncaptured,
-  );
+  const noteFor = uncapturedNote(uncaptured);
   const out: { path: string; reason: string }[] = [];
-  entries.forEach(([p, want, from], i) => {
-    const file = shielded.files[i]!;
-    if (file.action === 'skip') out.push({ path: p, reason: file.reason! });
+  entries.forEach(([p, want, from]) => {
+    const uncapturedReason = noteFor(p);
+    if (uncapturedReason !== undefined) out.push({ path: p, reason: uncapturedReason });
     else {
       const now = present.get(p) ?? null;
       if (!sameEntry(now, want) && !sameEntry(now, from))
@@ -327,11 +320,12 @@ export async function recoverLocked(
     const skipped = new Set(leftAlone.map((l) => l.path));
     const todo = journal.entries.filter(([p]) => !skipped.has(p));
     const entries = todo.map(([p, want, from]) => ({ path: p, want: action === 'continue' ? want : from }));
+    const leftAloneFlag = leftAlone.length ? { leftAlone: leftAlone.slice(0, SKIPPED_KEPT).map((l) => l.path) } : {};
     const as: RecordAs =
       action === 'continue'
         ? {
             ...recordAsOperation(journal),
-            flags: { continued: true, ...(leftAlone.length ? { leftAlone: leftAlone.slice(0, SKIPPED_KEPT).map((l) => l.path) } : {}) },
+            flags: { continued: true, ...leftAloneFlag },
           }
         : {
             kind: 'restore',
@@ -346,7 +340,7 @@ export async function recoverLocked(
               skip: leftAlone.length,
             },
             leftovers: 0,
-            flags: { aborted: true, ...(leftAlone.length ? { leftAlone: leftAlone.slice(0, SKIPPED_KEPT).map((l) => l.path) } : {}) },
+            flags: { aborted: true, ...leftAloneFlag },
           };
     const { record, failures } = await applyAndRecord(ctx, journal, entries, as);
     removeJournal(ctx.paths.dir);

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { CkptError } from '../model/errors.js';
 import { crashPoint } from '../model/crash-point.js';
 import { journalBlobs, readJournal, type Journal } from '../store/journal.js';
-import { readLedger, type CheckpointRecord } from '../model/ledger.js';
+import { readLedger, type CheckpointRecord, type LedgerRead } from '../model/ledger.js';
 import { planRetention, retentionPolicy, type DropRule, type RetentionPlan } from '../model/retention.js';
 import { git } from '../git/runner.js';
 import type { Settings } from '../store/settings.js';
@@ -55,8 +55,13 @@ export interface GcReport {
   looseBefore: number;
 }
 
-function planFor(paths: StorePaths, settings: Settings, now: number): { plan: RetentionPlan; journal: Journal | undefined } {
-  const { records } = readLedger(paths.ledger);
+function planFor(
+  paths: StorePaths,
+  settings: Settings,
+  now: number,
+): { plan: RetentionPlan; journal: Journal | undefined; ledger: LedgerRead } {
+  const ledger = readLedger(paths.ledger);
+  const { records } = ledger;
   let journal: Journal | undefined;
   try {
     journal = readJournal(paths.dir);
@@ -70,7 +75,7 @@ function planFor(paths: StorePaths, settings: Settings, now: number): { plan: Re
     storeBytes: dirSize(paths.dir),
     journalIds: journal ? [journal.target, journal.guard] : [],
   });
-  return { plan, journal };
+  return { plan, journal, ledger };
 }
 
 export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, options: GcOptions = {}): Promise<GcReport> {
@@ -79,11 +84,12 @@ export async function gcLocked(ctx: { paths: StorePaths; settings: Settings }, o
   const debris = findDebris(paths, true, now);
   const packsBefore = packNames(paths).length;
   const looseBefore = looseObjects(paths).length;
-  let { plan, journal } = planFor(paths, settings, now);
+  const first = planFor(paths, settings, now);
+  let { plan, journal } = first;
+  const { ledger } = first;
   // Space first, writing nothing: loose objects no record needs (a snapshot stopped by a full disk
   // leaves them), so that the new pack below has room even on a disk that was full. Only from a
   // ledger read whole: an unreadable line may name what looks orphaned.
-  const ledger = readLedger(paths.ledger);
   const orphans = ledger.warnings.length
     ? 0
     : await removeOrphanLoose(paths, recordObjects(ledger.records), journalBlobs(journal), Boolean(options.dryRun));

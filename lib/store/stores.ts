@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { withLock } from './lock.js';
 import { listDir } from './packs.js';
-import { dirSize, storePaths, storeRoot } from './store.js';
+import { dirSize, storePaths, storeRoot, type StorePaths } from './store.js';
 
 export interface StoreInfo {
   dir: string;
@@ -38,12 +38,16 @@ const STORE_NAME_RE = /^[^/\\\0.][^/\\\0]*$/;
  */
 export function storeWorkspace(name: string, env: NodeJS.ProcessEnv = process.env): { workspace: string; missing: boolean } | undefined {
   if (!STORE_NAME_RE.test(name) || name === 'backups') return undefined;
-  const paths = storePaths(path.join(storeRoot(env), name));
+  const workspace = recordedWorkspace(storePaths(path.join(storeRoot(env), name)));
+  return workspace ? { workspace, missing: !existsSync(workspace) } : undefined;
+}
+
+/** The workspace a store's `workspace` file names, or null (no file, or empty). */
+function recordedWorkspace(paths: StorePaths): string | null {
   try {
-    const workspace = readFileSync(paths.workspaceFile, 'utf8').replace(/\n$/, '');
-    return workspace ? { workspace, missing: !existsSync(workspace) } : undefined;
+    return readFileSync(paths.workspaceFile, 'utf8').replace(/\n$/, '') || null;
   } catch {
-    return undefined;
+    return null;
   }
 }
 
@@ -53,12 +57,7 @@ export function listStores(env: NodeJS.ProcessEnv = process.env): StoreInfo[] {
   for (const name of listDir(root).sort()) {
     const paths = storePaths(path.join(root, name));
     if (!existsSync(paths.workspaceFile) && !existsSync(paths.gitDir)) continue;
-    let workspace: string | null = null;
-    try {
-      workspace = readFileSync(paths.workspaceFile, 'utf8').replace(/\n$/, '') || null;
-    } catch {
-      /* unknown */
-    }
+    const workspace = recordedWorkspace(paths);
     let checkpoints = 0;
     try {
       checkpoints = readFileSync(paths.ledger, 'utf8').split('\n').filter(Boolean).length;

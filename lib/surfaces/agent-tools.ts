@@ -69,9 +69,10 @@ function gatePaths(ws: Workspace, raw: string[] | undefined): string[] | undefin
   return raw?.length ? [...new Set(raw.map((p) => userPath(ws.root, ws.root, p)))] : undefined;
 }
 
-function operationResult(r: OperationReport, diff: string | undefined): ToolResult {
-  const changing = r.plan.files.filter((f) => f.action !== 'unchanged');
-  const files = changing.map((f) => ({ path: f.path, action: f.action, ...(f.reason ? { reason: f.reason } : {}) }));
+function operationResult(r: OperationReport): ToolResult {
+  const bounded = r.diff === undefined ? undefined : boundDiff(r.diff);
+  const view = operationView(r, bounded && { text: bounded.text, truncated: bounded.truncated });
+  const { files } = view;
   const c = r.counts;
   const countsLine = `${c.restore} restore, ${c.recreate} recreate, ${c.delete} delete, ${c.skip} skip${r.dryRun ? '' : `, ${c.failed} failed`}`;
   const lines: string[] = [];
@@ -80,7 +81,7 @@ function operationResult(r: OperationReport, diff: string | undefined): ToolResu
     lines.push(`${what}: DRY RUN, nothing was written. The plan: ${countsLine}.`);
     for (const f of files.slice(0, 200)) lines.push(`  ${f.action.padEnd(8)} ${f.path}${f.reason ? ` (${f.reason})` : ''}`);
     if (files.length > 200) lines.push(`  … and ${files.length - 200} more`);
-    if (changing.length === 0) lines.push('  nothing to do: the workspace already matches.');
+    if (files.length === 0) lines.push('  nothing to do: the workspace already matches.');
   } else {
     lines.push(`${what}: done. ${countsLine}.`);
     for (const f of files.filter((f) => f.action === 'skip')) lines.push(`  skipped ${f.path} (${f.reason})`);
@@ -98,12 +99,8 @@ function operationResult(r: OperationReport, diff: string | undefined): ToolResu
     undo = 'call checkpoint_undo with apply: true (or run `git ckpt undo`)';
     lines.push(`The state before it is guard checkpoint ${shortId(r.guard!)}; to reverse it, ${undo}.`);
   }
-  const bounded = diff === undefined ? undefined : boundDiff(diff);
   if (bounded?.text) lines.push('', 'The diff it would apply (live workspace → result):', bounded.text);
-  return {
-    text: `${lines.join('\n')}\n`,
-    structured: { ...operationView(r, bounded && { text: bounded.text, truncated: bounded.truncated }), undo },
-  };
+  return { text: `${lines.join('\n')}\n`, structured: { ...view, undo } };
 }
 
 /** The output schema of an OperationView (lib/surfaces/views.ts), plus how to undo it. */
@@ -340,7 +337,7 @@ const checkpointRestore: AgentTool<{
       throw new CkptError('usage', 'paths and deleteNew apply to mode "asof" only; a revert undoes the whole change of one checkpoint');
     const report =
       mode === 'revert' ? await ws.revert(target, options) : await ws.restore(target, { ...options, deleteNew, paths: gatePaths(ws, raw) });
-    return operationResult(report, report.diff);
+    return operationResult(report);
   },
 };
 
@@ -365,7 +362,7 @@ const checkpointUndo: AgentTool<{
   async run(ws, { force, apply, planId: id }) {
     const dryRun = apply !== true;
     const report = await ws.undo({ dryRun, force, preview: dryRun, expectPlan: expectedPlan(apply, id) });
-    return operationResult(report, report.diff);
+    return operationResult(report);
   },
 };
 

@@ -382,8 +382,17 @@ async function benchUiFirstScreen(ws, count, runs) {
  */
 async function benchReplay(ws, repeats) {
   const { AGENT_SPECS } = await import(libPath('hook-specs'));
+  const { PLUGIN_SPECS } = await import(libPath('plugin-specs'));
   const [nodeMs] = await interleaved(15, [nodeStart]);
-  const replay = replaySessions({ ws, cli: CLI, agentSpecs: AGENT_SPECS, repeats, freshStore: freshStoreEnv });
+  const replay = replaySessions({
+    ws,
+    cli: CLI,
+    agentSpecs: AGENT_SPECS,
+    pluginSpecs: PLUGIN_SPECS,
+    entry: path.join(ROOT, 'hooks', 'git-ckpt-hook'),
+    repeats,
+    freshStore: freshStoreEnv,
+  });
   for (const [agent, r] of Object.entries(replay)) {
     const what = `session replay: ${r.calls} tool calls (${r.mutating} mutating), ${r.processes} hook processes; the agent waits per mutating call`;
     row(`${agent} (recorded session)`, what, r.perMutatingCallMs, '2 × node -e 0', 2 * nodeMs, agent === 'claude' ? 1 : undefined);

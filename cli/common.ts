@@ -69,11 +69,14 @@ export function workspacePaths(ws: Workspace, argv: GlobalArgs, paths: string[])
 }
 
 /** The agents named by --agent (repeatable, comma-separated; none or `all` is every one). */
-export function agentsNamed(named: string[] | undefined): HookAgent[] {
+export function agentsNamed<A extends HookAgent = HookAgent>(
+  named: string[] | undefined,
+  known: readonly A[] = HOOK_AGENTS as readonly A[],
+): A[] {
   const list = (named ?? []).flatMap((a) => a.split(','));
-  if (list.length === 0 || list.includes('all')) return [...HOOK_AGENTS];
+  if (list.length === 0 || list.includes('all')) return [...known];
   for (const a of list)
-    if (!(HOOK_AGENTS as readonly string[]).includes(a))
-      throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${HOOK_AGENTS.join(', ')}, or all)`);
-  return [...new Set(list)] as HookAgent[];
+    if (!(known as readonly string[]).includes(a))
+      throw new CkptError('usage', `unknown agent ${JSON.stringify(a)} (one of ${known.join(', ')}, or all)`);
+  return [...new Set(list)] as A[];
 }

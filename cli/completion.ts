@@ -7,6 +7,7 @@
  * as --help, so they cannot drift.
  */
 import { shortId, shortSession } from '../lib/model/short-ids.js';
+import { turnTitleKey } from '../lib/model/ledger.js';
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
 import { CkptError } from '../lib/model/errors.js';
@@ -100,11 +101,14 @@ export async function runComplete(words: string[]): Promise<void> {
     const needsLedger = words.length > 1;
     if (needsLedger) {
       const { Workspace } = await import('../lib/workspace.js');
-      const { records } = await Workspace.open(process.cwd()).list({ limit: 200 });
+      const { records, labels } = await Workspace.open(process.cwd()).list({ limit: 200 });
       const sessions = [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))];
       const latestSession = sessions[0];
+      // Turns as people name them: `3`, or `3~1` on a branch a rewind inside the agent left.
       const turnsOf = (s: string) =>
-        [...new Set(records.filter((r) => r.session === s && r.turn !== null).map((r) => r.turn!))].sort((a, b) => a - b);
+        [...new Set(records.filter((r) => r.session === s && r.turn !== null).map((r) => r.turn!))]
+          .sort((a, b) => a - b)
+          .map((t) => labels[turnTitleKey(s, t)] ?? String(t));
       ledger = {
         ids: records.slice(0, 30).map((r) => shortId(r.id)),
         turns: [

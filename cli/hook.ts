@@ -68,7 +68,7 @@ export async function runHookCommand(args: string[]): Promise<void> {
 export function define(command: Command): Command {
   return command
     .description('record an agent hook event from its JSON payload on stdin (always exits 0)')
-    .argument('<agent>', 'claude, codex, gemini, cursor, copilot or generic')
+    .argument('<agent>', 'claude, codex, gemini, cursor, copilot, opencode, kilo or generic')
     .argument('<phase>', `${PHASES.slice(0, -1).join(', ')} or ${PHASES.at(-1)}`)
     .allowUnknownOption()
     .allowExcessArguments()

@@ -41,7 +41,9 @@ function projectRoot(argv: HooksArgs): string {
 
 export function define(command: Command): Command {
   return command
-    .description("install, uninstall or show git-ckpt's hooks in Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI")
+    .description(
+      "install, uninstall or show git-ckpt's hooks in the agents (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI, Qwen Code, Droid, OpenCode, Kilo Code CLI, pi, Cline)",
+    )
     .addArgument(new Argument('<action>').choices(['install', 'uninstall', 'status']))
     .option('--agent <agent>', `agent(s): ${HOOK_AGENTS.join(', ')}, or all (repeatable, or comma-separated)`, repeatable)
     .addOption(new Option('--scope <scope>', 'the project config (default) or your user config').choices(['project', 'user']))
@@ -81,8 +83,13 @@ async function runHooks(argv: HooksArgs): Promise<void> {
       const viaHttp = Object.entries(r.transports)
         .filter(([, how]) => how === 'http')
         .map(([event]) => event);
+      const how = viaHttp.length
+        ? ` (HTTP to the daemon: ${viaHttp.join(', ')}; the others run a command)`
+        : Object.values(r.transports).includes('plugin')
+          ? ' (in the agent, through its plugin)'
+          : '';
       process.stdout.write(
-        `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${viaHttp.length ? ` (HTTP to the daemon: ${viaHttp.join(', ')}; the others run a command)` : ''}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
+        `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${how}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
       );
       if (r.verdict) {
         const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');

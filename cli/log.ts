@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import type { CheckpointRecord } from '../lib/model/ledger.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { turnTitleKey } from '../lib/model/ledger.js';
-import { checkpointView } from '../lib/surfaces/views.js';
+import { checkpointView, labelOfTurn, type TurnNames } from '../lib/surfaces/views.js';
 import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {
@@ -17,23 +17,35 @@ interface LogArgs extends GlobalArgs {
   json?: boolean;
 }
 
-function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined): string {
+function line(r: CheckpointRecord, oneline: boolean, degraded: string | undefined, turnLabel: string | undefined): string {
   const subagent = r.subagent ? cyan(`[subagent ${r.subagent.type ?? shortSession(r.subagent.id)}]`) : '';
   // A failure the agent gave no text for is recorded as 'failed': `✗ failed`, not `✗ failed: failed`.
   const reason = r.error && r.error.trim().toLowerCase() !== 'failed' ? `: ${r.error}` : '';
   const failed = r.failed ? red(`✗ failed${reason}`) : '';
-  const who = [degraded ? yellow('⚠ degraded') : '', attribution(r), subagent, r.tool ?? '', dim(r.kind), failed].filter(Boolean).join(' ');
+  const from = r.origin ? cyan(`[from ${r.origin.remote}/${r.origin.writer.slice(0, 6)}]`) : '';
+  const who = [degraded ? yellow('⚠ degraded') : '', from, attribution(r, turnLabel), subagent, r.tool ?? '', dim(r.kind), failed]
+    .filter(Boolean)
+    .join(' ');
   if (oneline) return `${yellow(shortId(r.id))} ${who} ${statsText(r)} ${r.message || firstPaths(r)}`;
   return `${yellow(shortId(r.id))}  ${dim(relativeAge(r.time).padEnd(15))} ${who}  ${statsText(r)}  ${firstPaths(r)}${r.message ? `  ${cyan(r.message)}` : ''}`;
 }
 
-function groupHeader(r: CheckpointRecord, titles: Record<string, string>): string {
+function groupHeader(r: CheckpointRecord, names: TurnNames): string {
   if (r.session === null) return '── outside any agent session ──';
   const who = r.agent ? ` (${r.agent})` : '';
-  const title = r.turn !== null ? titles[turnTitleKey(r.session, r.turn)] : undefined;
+  const key = r.turn !== null ? turnTitleKey(r.session, r.turn) : undefined;
+  const title = key ? names.titles[key] : undefined;
+  const label = (key ? names.labels[key] : undefined) ?? String(r.turn);
+  // A turn a rewind inside the agent left behind is named on its old branch: `turn 3~1`.
+  const left = label.includes('~') ? ' (left by a rewind)' : '';
   const turn =
-    r.turn !== null ? ` · turn ${r.turn}${title ? ` “${title}”` : ''} (before it: turn:${r.turn}@${shortSession(r.session)})` : '';
-  return `── session ${r.session.length > SHORT_SESSION_LENGTH ? `${shortSession(r.session)}…` : r.session}${who}${turn} ──`;
+    r.turn !== null ? ` · turn ${label}${left}${title ? ` “${title}”` : ''} (before it: turn:${label}@${shortSession(r.session)})` : '';
+  const from = r.origin ? ` from ${r.origin.remote} (writer ${r.origin.writer})` : '';
+  const fork = names.forks?.[r.session];
+  const forked = fork
+    ? ` forked from ${shortSession(fork.session)}${fork.turn === null ? '' : ` after its turn ${labelOfTurn(names, fork.session, fork.turn)}`}`
+    : '';
+  return `── session ${r.session.length > SHORT_SESSION_LENGTH ? `${shortSession(r.session)}…` : r.session}${who}${from}${forked}${turn} ──`;
 }
 
 export function define(command: Command): Command {
@@ -53,12 +65,13 @@ async function runLog(argv: LogArgs): Promise<void> {
   const ws = openWorkspace(argv);
   const limit = nonNegativeInt('max-count', argv.maxCount);
   const turn = nonNegativeInt('turn', argv.turn);
-  const { records, total, warnings, titles } = await ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
+  const listed = await ws.list({ session: argv.all ? undefined : argv.session, turn, limit });
+  const { records, total, warnings } = listed;
   warn(warnings);
   const degraded = await ws.degraded();
   if (argv.json) {
     // Every record of a turn shows its title, not only the first one, which carries it in the ledger.
-    printJson(records.map((r) => checkpointView(r, titles, Boolean(degraded[r.id]))));
+    printJson(records.map((r) => checkpointView(r, listed, Boolean(degraded[r.id]))));
     return;
   }
   if (total === 0) {
@@ -69,12 +82,14 @@ async function runLog(argv: LogArgs): Promise<void> {
   const grouped = !argv.oneline && records.some((r) => r.session !== null);
   for (const r of records) {
     // Agent sessions read as a story: a header whenever the session or the turn changes.
-    const key = groupHeader(r, titles);
+    const key = groupHeader(r, listed);
     if (grouped && key !== group) {
       process.stdout.write(`${dim(key)}\n`);
       group = key;
     }
-    process.stdout.write(`${line(r, Boolean(argv.oneline), degraded[r.id])}\n`);
+    process.stdout.write(
+      `${line(r, Boolean(argv.oneline), degraded[r.id], r.session !== null && r.turn !== null ? listed.labels[turnTitleKey(r.session, r.turn)] : undefined)}\n`,
+    );
     if (argv.stat) {
       for (const p of r.paths) process.stdout.write(`    ${p.status} ${p.path}\n`);
       if (r.changed > r.paths.length) process.stdout.write(`    … ${r.changed - r.paths.length} more\n`);

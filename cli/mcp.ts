@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Option, type Command } from 'commander';
 import { CkptError } from '../lib/model/errors.js';
-import { HOOK_AGENTS, type Scope } from '../lib/agents/agent-config.js';
+import type { Scope } from '../lib/agents/agent-config.js';
 import { packageRoot } from '../lib/store/layout.js';
 import { locateWorkspace } from '../lib/store/locate.js';
-import { installMcp, mcpStatus, mcpTarget, uninstallMcp } from '../lib/agents/mcp-install.js';
+import { installMcp, MCP_AGENTS, mcpHasScope, mcpStatus, mcpTarget, uninstallMcp } from '../lib/agents/mcp-install.js';
 import { agentsNamed, argsOf, printJson, repeatable, startDir, type GlobalArgs } from './common.js';
 import { dim, green, yellow } from './format.js';
 
@@ -23,7 +23,7 @@ export function define(command: Command): Command {
       'serve the agent tools (checkpoint, list, diff, restore, undo, status) over MCP on stdio; install, uninstall or status wires the server into the agents',
     )
     .addArgument(new Argument('[action]').choices(['install', 'uninstall', 'status']))
-    .option('--agent <agent>', `agent(s): ${HOOK_AGENTS.join(', ')}, or all (repeatable, or comma-separated)`, repeatable)
+    .option('--agent <agent>', `agent(s): ${MCP_AGENTS.join(', ')}, or all (repeatable, or comma-separated)`, repeatable)
     .addOption(new Option('--scope <scope>', 'the project config (default) or your user config').choices(['project', 'user']))
     .option('--json', 'print JSON')
     .action((...params) => runMcp(argsOf<McpArgs>(params)));
@@ -45,7 +45,7 @@ async function runMcp(argv: McpArgs): Promise<void> {
     });
     return;
   }
-  const agents = agentsNamed(argv.agent);
+  const agents = agentsNamed(argv.agent, MCP_AGENTS);
   const scopes: Scope[] = argv.scope ? [argv.scope] : argv.action === 'status' ? ['project', 'user'] : ['project'];
   let root: string | undefined;
   try {
@@ -53,7 +53,11 @@ async function runMcp(argv: McpArgs): Promise<void> {
   } catch (err) {
     if (scopes.includes('project') && argv.action !== 'status') throw err;
   }
-  const targets = agents.flatMap((agent) => scopes.filter((s) => s === 'user' || root).map((scope) => mcpTarget(agent, scope, root ?? '')));
+  // An agent named alone at a scope it has no MCP file for is told so (mcpTarget); `all` passes it by.
+  const named = agents.length === 1 && argv.agent?.length;
+  const targets = agents.flatMap((agent) =>
+    scopes.filter((s) => (s === 'user' || root) && (named || mcpHasScope(agent, s))).map((scope) => mcpTarget(agent, scope, root ?? '')),
+  );
   if (argv.action === 'status') {
     const rows = targets.map((t) => mcpStatus(t));
     if (argv.json) return printJson(rows);

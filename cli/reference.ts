@@ -12,7 +12,7 @@ interface ReferenceSection {
 }
 
 /** Commands whose positionals are checkpoint addresses (an option there is a smuggled id; ids complete there). */
-export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert', 'forget']);
+export const ADDRESS_COMMANDS = new Set(['show', 'diff', 'restore', 'revert', 'forget', 'resume']);
 
 export const DESCRIPTION =
   'Rewindable checkpoints of a workspace for people who let AI coding agents edit their code. Each checkpoint captures the whole ' +
@@ -34,12 +34,19 @@ export const REFERENCE: ReferenceSection[] = [
   {
     title: 'ADDRESSES',
     rows: [
-      ['latest, latest~N', 'The newest checkpoint, and the Nth before it (degraded ones are skipped).'],
+      [
+        'latest, latest~N',
+        'The newest checkpoint, and the Nth before it (degraded ones are skipped); this workspace’s own: a fetched one is named by its id (or the id it had where it was taken), turn:N@SESSION or --session.',
+      ],
       ['HEAD, HEAD~N, @, @~N', 'git’s spellings, for the hands that type them: the same as latest and latest~N.'],
       ['<hex prefix>', 'A unique prefix of 4 or more hex digits of a checkpoint id; an ambiguous one is an error.'],
       [
         'turn:N[@SESSION]',
         'The state just before turn N of an agent session: the Nth prompt you typed. SESSION is a unique prefix; the most recent session by default.',
+      ],
+      [
+        'turn:N~K[@SESSION]',
+        'After you rewound the conversation inside the agent, turn:N counts the prompts the conversation now holds; turn:N~K is turn N of the branch that was current K rewinds ago (log names those turns so).',
       ],
     ],
   },
@@ -66,7 +73,7 @@ export const REFERENCE: ReferenceSection[] = [
       ['0', 'Success (skipped paths are reported, not failures).'],
       [
         '1',
-        'An error, one line "git-ckpt: …" on stderr (with --json, one JSON object {"error":{"code","message"}}): a bad address or path, a bad setting, a busy or refused workspace, a time budget, a failed file, revert conflicts.',
+        'An error, one line "git-ckpt: …" on stderr (with --json, one JSON object {"error":{"code","message"}}): a bad address or path, a bad setting, a busy or refused workspace, a time budget, a failed file, revert conflicts, a remote that refused a push.',
       ],
       ['2', 'A usage error.'],
       ['3', 'A bug in git-ckpt ("internal error"; GIT_CKPT_TRACE=1 shows the stack).'],
@@ -91,6 +98,23 @@ export const REFERENCE: ReferenceSection[] = [
       ['ckpt.maxAge (30d)', 'Checkpoints older than this are dropped by gc.'],
       ['ckpt.maxBytes (2g)', 'Soft quota of the store: gc drops the oldest checkpoints while above it.'],
       ['ckpt.recordPrompts (true)', 'Keep the first line of each prompt (redacted) as its turn’s title.'],
+      [
+        'ckpt.followRewind (ask)',
+        'After you rewind the conversation inside Claude Code, Codex or Gemini CLI: off only records it; ask says in the agent (and in git ckpt status) what the workspace still holds of the turns left behind, and how to restore it; auto restores that too, after a rewind that put back the agent’s own edits, when nothing else changed those files since (undo brings them back).',
+      ],
+      ['ckpt.share.agentPush (false)', 'The agent’s checkpoint_share MCP tool may push; it may always list, fetch and dry-run.'],
+      [
+        'ckpt.share.auto (off)',
+        'turn: after git ckpt share init, each turn’s end pushes its session in the background (never a tool call’s hook); what it could not send or withheld goes to the store’s hook.log.',
+      ],
+    ],
+  },
+  {
+    title: 'SHARING',
+    paragraphs: [
+      'git ckpt share init --remote <name|url> says where checkpoints go; nothing is pushed before it, nor ever by your own git push. A private repository of its own is best: sharing to your origin needs --yes, since everyone who can read it could fetch the checkpoints, and deleting a ref does not purge it.',
+      'git ckpt push sends an export copy of a session (the latest, --session S, or --all) to refs/ckpt/v1/<workspace>/<session>/<writer>: one ref per session and store, moved only forward, never forced. Paths your .gitignore ignores are left out (unless --include-ignored), files the secret patterns name too, and a credential found in any file withholds its checkpoint and the rest of the session, naming the path and the rule. A file over 50 MB or a push over 1.5 GB is refused before any network I/O. The chain is parented on the newest commit of your HEAD your repository knows the remote has, so a push sends only what the session changed.',
+      'git ckpt fetch brings other machines’ sessions of the workspace; log marks them [from <remote>/<writer>], show names their origin, and restore, revert and undo take them like any checkpoint. git ckpt bundle create|verify|import <file> carries them where no remote reaches (--incremental: only what the last bundle did not hold). git ckpt unpush --session S deletes this store’s ref of a session on the remote, with a lease.',
     ],
   },
   {
@@ -106,7 +130,7 @@ export const REFERENCE: ReferenceSection[] = [
   {
     title: 'FILES',
     paragraphs: [
-      'Each workspace has a store under the store root: the shadow git directory, its index, ledger.jsonl (one record per checkpoint), forgotten (the patterns forget --path removed, never captured again) and a few caches. Nothing is written inside the workspace except by restore, revert and undo.',
+      'Each workspace has a store under the store root: the shadow git directory, its index, ledger.jsonl (one record per checkpoint), forgotten (the patterns forget --path removed, never captured again), share.json (where checkpoints go, what was exported, pushed and bundled), fetched.jsonl (checkpoints fetched from other stores) and a few caches. Nothing is written inside the workspace except by restore, revert and undo.',
       'Agent hooks are described in hooks/README.md of the package.',
     ],
   },

@@ -37,8 +37,9 @@ async function runShow(argv: ShowArgs): Promise<void> {
   const format = diffFormat(argv, 'patch-with-stat');
   const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
   const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json });
+  const view = checkpointView(record, await ws.list({ limit: 0 }));
   if (argv.json) {
-    printJson({ ...checkpointView(record), diff, ...(base ? { base } : {}) });
+    printJson({ ...view, diff, ...(base ? { base } : {}) });
     return;
   }
   const out: string[] = [];
@@ -46,10 +47,16 @@ async function runShow(argv: ShowArgs): Promise<void> {
   if (record.parent) out.push(`Parent:  ${record.parent}`);
   if (base) out.push(`Diff:    from ${base.id ?? 'nothing'} (${base.reason})`);
   out.push(`Date:    ${new Date(record.time).toISOString()} (${relativeAge(record.time)})`);
+  if (record.origin)
+    out.push(
+      `Origin:  fetched from ${record.origin.remote}, writer ${record.origin.writer}, workspace ${record.origin.ws}; its id there ${record.origin.source}`,
+    );
   out.push(`Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`);
   if (record.agent)
     out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
   if (record.input) out.push(`Input:   ${record.input}`);
+  if (view.fork)
+    out.push(`Fork:    of session ${view.fork.session}${view.fork.turnLabel ? `, after its turn ${view.fork.turnLabel}` : ''}`);
   if (record.op) out.push(`${record.kind[0]!.toUpperCase()}${record.kind.slice(1)}: target ${record.op.target}, guard ${record.op.guard}`);
   out.push(`Changes: ${statsText(record)}`);
   if (record.message) out.push('', `    ${bold(record.message)}`);

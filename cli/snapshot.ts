@@ -17,21 +17,21 @@ interface SnapshotArgs extends GlobalArgs {
 }
 
 /**
- * Progress on stderr. On a terminal: redrawn in place (`\r`) at most every
- * 200 ms, for a first snapshot and for any capture past a second. Into a pipe
- * or a file, where redraws are only noise (hundreds of them for a first
- * snapshot of 300,000 files): one final line, for a first snapshot only.
+ * Progress on stderr, on a terminal only, as git does: redrawn in place (`\r`)
+ * at most every 200 ms, for a first snapshot and for any capture past a
+ * second. Into a pipe or a file it says nothing (redraws there are only noise:
+ * hundreds of them for a first snapshot of 300,000 files).
  */
 export function progressReporter(
   terminal = Boolean(process.stderr.isTTY),
   write: (text: string) => void = (text) => process.stderr.write(text),
-): (p: SnapshotProgress) => void {
+): ((p: SnapshotProgress) => void) | undefined {
+  if (!terminal) return undefined;
   let last = 0;
   let finished = false;
   return (p) => {
     const done = p.hashed >= p.total;
-    if (finished || !(p.first || (terminal && p.elapsedMs > 1000))) return;
-    if (!terminal && !done) return;
+    if (finished || !(p.first || p.elapsedMs > 1000)) return;
     const now = Date.now();
     if (!done && now - last < 200) return;
     last = now;

@@ -32,7 +32,30 @@ export type { GcReport, GcOptions } from './retain/gc.js';
 export type { ForgetReport, ForgetOptions } from './retain/forget.js';
 export type { ForgetInput, ForgetRequest, ForgetSelection, DropReason } from './retain/forget-plan.js';
 export type { FsckReport, RebuildReport } from './retain/fsck.js';
-export type { CheckpointRecord, CheckpointKind, UserKind, SkippedPath, ChangedPath, OperationInfo } from './model/ledger.js';
+export type {
+  ShareInitOptions,
+  ShareInitReport,
+  PushOptions,
+  PushReport,
+  PushedSession,
+  SessionExport,
+  FetchOptions,
+  FetchReport,
+  RemoteSession,
+  BundleCreateOptions,
+  BundleReport,
+  BundleVerifyReport,
+  UnpushReport,
+} from './share/share.js';
+export type {
+  CheckpointRecord,
+  CheckpointKind,
+  CheckpointOrigin,
+  UserKind,
+  SkippedPath,
+  ChangedPath,
+  OperationInfo,
+} from './model/ledger.js';
 export { USER_KINDS } from './model/ledger.js';
 export { CkptError, isCkptError, type ErrorCode } from './model/errors.js';
 export { parseAddress, resolveAddress, resolveInView, revertSelection, type Address, type LedgerView } from './model/address.js';

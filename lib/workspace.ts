@@ -4,6 +4,8 @@
  * in-process; the CLI is a thin layer over it.
  */
 import { shortId } from './model/short-ids.js';
+import { turnLabels } from './model/turn-tree.js';
+import { pendingRewinds, type PendingRewind } from './model/rewind-plan.js';
 import { existsSync } from 'node:fs';
 import { describeMissing, resolveInView, resolveSession, revertTargets, type LedgerView, type RevertSelection } from './model/address.js';
 import type { FsckReport, RebuildReport } from './retain/fsck.js';
@@ -18,6 +20,7 @@ import {
   turnTitleKey,
   USER_KINDS,
   type CheckpointRecord,
+  type ForkMark,
   type LedgerRead,
   type SkippedPath,
   type UserKind,
@@ -32,6 +35,31 @@ import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, 
 import { diffTrees, showBase, type DiffFormat } from './inspect/inspect.js';
 import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store/store.js';
 import { locateWorkspace, type WorkspaceLocation } from './store/locate.js';
+import { readFetched } from './share/state.js';
+import type {
+  BundleCreateOptions,
+  BundleReport,
+  BundleVerifyReport,
+  FetchOptions,
+  FetchReport,
+  PushOptions,
+  PushReport,
+  ShareAccess,
+  ShareInitOptions,
+  ShareInitReport,
+  UnpushReport,
+} from './share/share.js';
+
+type ShareModule = typeof import('./share/share.js');
+
+/** Errors leave as CkptErrors (a share command's lock and network steps are outside the lock door). */
+async function wrapped<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw asCkptError(err);
+  }
+}
 // Restore machinery loads on first use: the hook path (a snapshot per tool call) never needs it.
 import type {
   InterruptedOperation,
@@ -56,6 +84,7 @@ const gcModule = lazy(() => import('./retain/gc.js'));
 const fsckModule = lazy(() => import('./retain/fsck.js'));
 const forgetModule = lazy(() => import('./retain/forget.js'));
 const forgetPlanModule = lazy(() => import('./retain/forget-plan.js'));
+const shareModule = lazy(() => import('./share/share.js'));
 
 /** A snapshot as a person or a harness asks for one. */
 export interface SnapshotRequest {
@@ -76,7 +105,7 @@ export type { DiffFormat } from './inspect/inspect.js';
 export interface ListOptions {
   /** Only this session's checkpoints (a unique prefix of its id). */
   session?: string;
-  /** Only this turn's checkpoints. */
+  /** Only this turn's checkpoints: the Nth prompt of each session's current branch. */
   turn?: number;
   /** At most this many, newest first. */
   limit?: number;
@@ -85,6 +114,10 @@ export interface ListOptions {
 export interface ListResult {
   /** Each turn's title (the user's prompt, first line), by turnTitleKey(session, turn). */
   titles: Record<string, string>;
+  /** How people name the turns of sessions rewound inside the agent (`2`, `2~1`), by turnTitleKey(session, turn). */
+  labels: Record<string, string>;
+  /** Sessions forked from another, to where they came from. */
+  forks: Record<string, ForkMark>;
   /** Newest first. */
   records: CheckpointRecord[];
   /** How many matched before `limit` cut the list. */
@@ -117,6 +150,8 @@ export interface StatusReport {
   interrupted: InterruptedOperation | null;
   /** A forget that was interrupted, in words with the command that finishes it. */
   interruptedForget: string | null;
+  /** Rewinds of the conversation inside an agent whose turns left behind still show in the workspace. */
+  rewinds: PendingRewind[];
   warnings: string[];
 }
 
@@ -148,6 +183,14 @@ export class Workspace {
 
   get root(): string {
     return this.location.root;
+  }
+
+  /**
+   * The same workspace, scanned in full by every capture. A restore made inside the daemon needs it:
+   * the watcher reports the restore's own writes only after they land, and the restore verifies them at once.
+   */
+  scannedInFull(): Workspace {
+    return this.changes ? new Workspace(this.location, this.storePaths, this.env, undefined, this.inDaemon) : this;
   }
 
   /** The store folder, created on first use. */
@@ -405,9 +448,69 @@ export class Workspace {
     );
   }
 
+  /**
+   * The checkpoints every view reads: those fetched from other stores (oldest first), then this
+   * workspace's own chain, so that `latest` and `latest~N` stay this workspace's own.
+   */
   private ledger(): LedgerRead {
     if (!this.storePaths) return { records: [], warnings: [], newestSchema: 0 };
-    return readLedger(this.storePaths.ledger);
+    const own = readLedger(this.storePaths.ledger);
+    if (!existsSync(this.storePaths.fetched)) return own;
+    const fetched = readFetched(this.storePaths);
+    const byTime = [...fetched.records].sort((a, b) => a.time - b.time);
+    return { ...own, records: [...byTime, ...own.records], warnings: [...fetched.warnings, ...own.warnings] };
+  }
+
+  /** What the share commands run with: the context outside the lock, and the lock door. */
+  private async shareAccess(): Promise<ShareAccess> {
+    const settings = await this.settings();
+    return {
+      ctx: this.context(this.ensureStore(), settings),
+      locked: (fn) => this.exclusive((paths, lockedSettings) => fn(this.context(paths, lockedSettings))),
+    };
+  }
+
+  /** Say where checkpoints go (a remote of the user's repository, or a URL): nothing travels before this. */
+  async shareInit(options: ShareInitOptions = {}): Promise<ShareInitReport> {
+    return wrapped(async () => (await shareModule()).shareInit(await this.shareAccess(), options));
+  }
+
+  /** The store's share settings, or undefined before `shareInit`. */
+  async shareSettings(): Promise<ReturnType<ShareModule['shareSummary']>> {
+    if (!this.storePaths) return undefined;
+    return (await shareModule()).shareSummary((await this.shareAccess()).ctx);
+  }
+
+  /** Push sessions' export copies to the remote (see share.ts); `dryRun` says what would go and what is withheld. */
+  async push(options: PushOptions = {}): Promise<PushReport> {
+    return wrapped(async () => (await shareModule()).push(await this.shareAccess(), options));
+  }
+
+  /** ckpt.share.auto=turn's background push of one session: failures and withheld checkpoints go to the hook log. */
+  async autoPush(session: string): Promise<void> {
+    return (await shareModule()).autoPush(await this.shareAccess(), session);
+  }
+
+  /** Fetch other stores' sessions of this workspace from the remote (or list them). */
+  async fetchCheckpoints(options: FetchOptions = {}): Promise<FetchReport> {
+    return wrapped(async () => (await shareModule()).fetchCheckpoints(await this.shareAccess(), options));
+  }
+
+  async bundleCreate(file: string, options: BundleCreateOptions = {}): Promise<BundleReport> {
+    return wrapped(async () => (await shareModule()).bundleCreate(await this.shareAccess(), file, options));
+  }
+
+  async bundleVerify(file: string): Promise<BundleVerifyReport> {
+    return wrapped(async () => (await shareModule()).bundleVerify(await this.shareAccess(), file));
+  }
+
+  async bundleImport(file: string): Promise<Awaited<ReturnType<ShareModule['bundleImport']>>> {
+    return wrapped(async () => (await shareModule()).bundleImport(await this.shareAccess(), file));
+  }
+
+  /** Delete this store's ref of a session on the remote (deleting is not purging: the host keeps the objects). */
+  async unpush(options: { remote?: string; session: string }): Promise<UnpushReport> {
+    return wrapped(async () => (await shareModule()).unpush(await this.shareAccess(), options));
   }
 
   /** Checkpoints, newest first. */
@@ -419,16 +522,23 @@ export class Workspace {
       const session = resolveSession(records, options.session);
       matching = matching.filter((r) => r.session === session);
     }
-    if (options.turn !== undefined) matching = matching.filter((r) => r.turn === options.turn);
+    const labels = turnLabels(records);
+    const labelOf = (r: CheckpointRecord) =>
+      r.turn === null ? null : ((r.session !== null ? labels[turnTitleKey(r.session, r.turn)] : undefined) ?? String(r.turn));
+    if (options.turn !== undefined) matching = matching.filter((r) => labelOf(r) === String(options.turn));
     const newestFirst = [...matching].reverse();
     // A turn's title rides on its first checkpoint, which `limit` may cut: gather them from all records.
     const titles: Record<string, string> = {};
     for (const r of records) if (r.prompt && r.session !== null && r.turn !== null) titles[turnTitleKey(r.session, r.turn)] ??= r.prompt;
+    const forks: Record<string, ForkMark> = {};
+    for (const r of records) if (r.fork && r.session !== null) forks[r.session] ??= r.fork;
     return {
       records: options.limit === undefined ? newestFirst : newestFirst.slice(0, options.limit),
       total: newestFirst.length,
       warnings,
       titles,
+      labels,
+      forks,
     };
   }
 
@@ -530,6 +640,7 @@ export class Workspace {
       uncaptured: live?.skipped ?? [],
       uncapturedCount: live?.skippedCount ?? 0,
       interrupted,
+      rewinds: pendingRewinds(records, Date.now()),
       interruptedForget,
       warnings,
     };

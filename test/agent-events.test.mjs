@@ -5,7 +5,22 @@
 import test from 'ava';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, sandbox, run, ckpt, ckptJson, write, storeDir, ledgerLines, shadowGit, treeState, waitFor, libPath } from './helpers.mjs';
+import {
+  ROOT,
+  sandbox,
+  run,
+  ckpt,
+  ckptJson,
+  write,
+  storeDir,
+  ledgerLines,
+  shadowGit,
+  treeState,
+  waitFor,
+  libPath,
+  killProcess,
+  firstSnapshotTaken,
+} from './helpers.mjs';
 
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const { redact, REDACTION_RULES } = await import(libPath('redact'));
@@ -208,6 +223,101 @@ test('numbering (pure): a background subagent and its task notification stay in 
     'post@2.-',
   ]);
   t.is(turns.titleRecorded(state, 3).title, null);
+});
+
+test('numbering (pure): without turn ids, a background post that lands after its turn ended stays in its turn and opens none', (t) => {
+  // pi and OpenCode give call ids but no turn id; their posts run in the background, so the last one may come after the turn's end.
+  let state = turns.emptySessionState();
+  const seen = [];
+  const events = [
+    { phase: 'session-start' },
+    { phase: 'turn-start', title: 'first' },
+    { phase: 'pre', callId: 'c1' },
+    { phase: 'turn-end' },
+    { phase: 'post', callId: 'c1' },
+    { phase: 'session-start' },
+    { phase: 'turn-start', title: 'second' },
+    { phase: 'pre', callId: 'c2' },
+    { phase: 'post', callId: 'c2' },
+  ];
+  for (const e of events) {
+    const n = turns.numberEvent(state, { ...BASE, agent: 'pi', via: 'pi', ...e }, 1000);
+    state = n.state;
+    seen.push(`${e.phase}@${n.turn ?? '-'}.${n.step ?? '-'}`);
+  }
+  t.deepEqual(seen, [
+    'session-start@-.-',
+    'turn-start@1.-',
+    'pre@1.1',
+    'turn-end@1.-',
+    'post@1.1',
+    'session-start@1.-',
+    'turn-start@2.-',
+    'pre@2.1',
+    'post@2.1',
+  ]);
+});
+
+test('numbering (pure): without call ids, a pre that finds the call before it still open adopts it (its post never came)', (t) => {
+  // Droid gives no call ids and sends no post for a failed call: the next pre takes that call's changes as its post.
+  let state = turns.emptySessionState();
+  const seen = [];
+  const events = [
+    { phase: 'turn-start', title: 'one' },
+    { phase: 'pre', tool: 'Create' },
+    { phase: 'post', tool: 'Create' },
+    { phase: 'pre', tool: 'Execute' },
+    { phase: 'pre', tool: 'Edit' },
+    { phase: 'post', tool: 'Edit' },
+    { phase: 'turn-end' },
+  ];
+  for (const e of events) {
+    const n = turns.numberEvent(state, { ...BASE, agent: 'droid', via: 'droid', ...e }, 1000);
+    state = n.state;
+    seen.push(`${e.phase}@${n.turn}.${n.step ?? '-'}${n.adopt ? ` adopts ${n.adopt.tool}@${n.adopt.step}` : ''}`);
+  }
+  t.deepEqual(seen, ['turn-start@1.-', 'pre@1.1', 'post@1.1', 'pre@1.2', 'pre@1.3 adopts Execute@2', 'post@1.3', 'turn-end@1.-']);
+});
+
+test('numbering (pure): a turn’s start or end that comes after its moment (Cline runs them detached) records and adopts nothing', (t) => {
+  // Seen with the real Cline 3.0.65 under load: TaskResume's hook ran after the resumed turn's first pre, took
+  // that call as its own, and the call's post then recorded nothing.
+  let state = turns.emptySessionState();
+  const seen = [];
+  const events = [
+    { phase: 'turn-start', turnKey: 'task1' },
+    { phase: 'pre', turnKey: 'task1', callId: 'c1', tool: 'apply_patch' },
+    { phase: 'post', turnKey: 'task1', callId: 'c1', tool: 'apply_patch' },
+    { phase: 'turn-end', turnKey: 'task1' },
+    { phase: 'pre', turnKey: 'task2', callId: 'c2', tool: 'apply_patch' },
+    { phase: 'turn-start', turnKey: 'task2' },
+    { phase: 'post', turnKey: 'task2', callId: 'c2', tool: 'apply_patch' },
+    { phase: 'pre', turnKey: 'task3', callId: 'c3', tool: 'run_commands' },
+    { phase: 'turn-end', turnKey: 'task2' },
+    { phase: 'post', turnKey: 'task3', callId: 'c3', tool: 'run_commands' },
+    { phase: 'turn-end', turnKey: 'task3' },
+  ];
+  for (const e of events) {
+    const n = turns.numberEvent(state, { ...BASE, agent: 'cline', via: 'cline', ...e }, 1000);
+    state = n.state;
+    seen.push(
+      `${e.phase}@${n.turn}.${n.step ?? '-'}${n.late ? ' late' : ''}${n.adopt ? ` adopts ${n.adopt.callId}` : ''}${n.taken ? ' taken' : ''}`,
+    );
+  }
+  t.deepEqual(seen, [
+    'turn-start@1.-',
+    'pre@1.1',
+    'post@1.1',
+    'turn-end@1.-',
+    'pre@2.1',
+    'turn-start@2.- late',
+    'post@2.1',
+    'pre@3.1',
+    'turn-end@2.- late',
+    'post@3.1',
+    'turn-end@3.-',
+  ]);
+  t.true(state.ended, 'the current turn’s own end still ends it');
 });
 
 test('numbering (pure): Copilot delivering each event twice (its own config and Claude’s) counts it once', (t) => {
@@ -429,6 +539,7 @@ test('Copilot running its own hooks and Claude’s: one turn, steps 1 and 2, age
     await hook(box, 'claude', phase, { session_id: sid, timestamp: iso(ms), cwd: box.ws, ...claude }, env);
   };
   await pair('session-start', 1796029374334, { source: 'new' }, { hook_event_name: 'SessionStart', source: 'new' });
+  await firstSnapshotTaken(box);
   await pair(
     'turn-start',
     1796029374431,
@@ -581,6 +692,17 @@ test('hooks status: whether each agent will run the wired hooks, from its own tr
   verdict(trust.claudeVerdict([{ file: '/home/u/.claude/settings.json', config: { disableAllHooks: true } }], undefined, root), 'no');
   verdict(trust.claudeVerdict([], { projects: { [root]: { hasTrustDialogAccepted: true } } }, root), 'yes');
   verdict(trust.claudeVerdict([], { projects: {} }, root), 'unknown', /trust dialog/);
+  // Qwen Code: every folder is trusted until folder trust is turned on; user hooks run anywhere.
+  const qwenTrustOn = { security: { folderTrust: { enabled: true } } };
+  verdict(trust.qwenVerdict('project', root, undefined, undefined, undefined), 'yes', /folder trust is off/);
+  verdict(trust.qwenVerdict('project', root, qwenTrustOn, undefined, {}), 'no', /does not trust/);
+  verdict(trust.qwenVerdict('project', root, qwenTrustOn, undefined, { [root]: 'TRUST_FOLDER' }), 'yes', /trustedFolders/);
+  verdict(trust.qwenVerdict('user', root, qwenTrustOn, undefined, {}), 'yes');
+  verdict(trust.qwenVerdict('user', root, { disableAllHooks: true }, undefined, {}), 'no', /disableAllHooks/);
+  // Droid: `droid exec` runs project hooks anywhere, its TUI only in a trusted folder.
+  verdict(trust.droidVerdict('project', root, undefined, undefined), 'unknown', /droid exec/);
+  verdict(trust.droidVerdict('project', root, { trustedFolders: { [root]: { trustedAt: 1 } } }, undefined), 'yes');
+  verdict(trust.droidVerdict('user', root, undefined, { hooks: { hooksDisabled: true } }), 'no', /hooksDisabled/);
 
   const hooksFile = `${root}/.codex/hooks.json`;
   const config = {
@@ -645,6 +767,8 @@ test('snapshot --kind takes only the user kinds; a record the ledger reader woul
 
 test('16 hook processes fired at once on a workspace with no store yet: the store is made once, under the lock, and no event is lost', async (t) => {
   const box = sandbox();
+  // The budget has its own test; sixteen Node starts at once on a loaded two-core machine can outlast the default 10 s.
+  writeFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\thookBudget = 25s\n', { flag: 'a' });
   for (let i = 0; i < 16; i++) write(box, `f${i}.txt`, `${i}\n`);
   const runs = await Promise.all(
     Array.from({ length: 16 }, (_, i) =>
@@ -811,7 +935,7 @@ test('the first snapshot runs in the background: a session start begins it, hook
     path.join(box.store, readdirSync(box.store).find((d) => d !== 'backups' && d !== 'daemon') ?? '', 'baseline.json');
   const pausedPid = async () => {
     t.true(await waitFor(() => existsSync(paused), 60_000), 'the baseline reached its pause point');
-    return Number(readFileSync(paused, 'utf8'));
+    return Number(readFileSync(paused, 'utf8').trim());
   };
   const hookLog = () => readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8');
   const timed = async (label, promise) => {
@@ -828,7 +952,7 @@ test('the first snapshot runs in the background: a session start begins it, hook
   const killed = await pausedPid();
   t.false(existsSync(path.join(storeDir(box), 'ledger.jsonl')) && ledgerLines(box).length > 0, 'no checkpoint yet');
   // Killed halfway: the next session start finds a dead owner and starts over, keeping what was hashed.
-  process.kill(killed, 'SIGKILL');
+  killProcess(killed);
   rmSync(paused);
   // Its heartbeat stops; it counts as gone once dead, or past 5 s of silence (a killed process may linger unreaped).
   const alive = (pid) => {

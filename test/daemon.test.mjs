@@ -16,7 +16,25 @@ import {
 } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { CLI, HOOK_SCRIPT, ckpt, ckptJson, ledgerLines, run, sandbox, sh, storeDir, testIf, waitFor, write } from './helpers.mjs';
+import { pathToFileURL } from 'node:url';
+import {
+  CLI,
+  HOOK_SCRIPT,
+  ckpt,
+  ckptJson,
+  ledgerLines,
+  run,
+  sandbox,
+  sh,
+  storeDir,
+  testIf,
+  waitFor,
+  write,
+  killProcess,
+  libPath,
+} from './helpers.mjs';
+
+const pluginUrl = (file) => pathToFileURL(file).href;
 
 /** A sandbox whose user config lets the daemon run, with test clocks. */
 function daemonBox(extraConfig = '') {
@@ -129,14 +147,101 @@ test('daemon start, status and stop; a hook through the entry script is recorded
   t.is(ledgerLines(box).length, before + 1);
 });
 
+test('an OpenCode plugin reaches the daemon through its socket with no process; with no daemon it runs the entry script', async (t) => {
+  const { pluginText } = await import(libPath('plugin-specs'));
+  const box = daemonBox();
+  await ckptJson(box, ['snapshot']);
+  await startDaemon(t, box);
+  // The entry script behind a recorder: any process the plugin starts leaves a line.
+  const spawned = path.join(box.base, 'spawned.txt');
+  const entry = path.join(box.base, 'entry.sh');
+  writeFileSync(entry, `echo "$1 $2" >> ${JSON.stringify(spawned)}\nexec sh ${JSON.stringify(HOOK_SCRIPT)} "$@"\n`);
+  const template = (name) => readFileSync(path.join(path.dirname(HOOK_SCRIPT), name), 'utf8');
+  const plugin = path.join(box.base, 'git-ckpt.mjs');
+  writeFileSync(plugin, pluginText(template('plugin-transport.js'), template('opencode-plugin.js'), 'opencode', entry));
+  // One tool call as OpenCode makes it: the pre awaited, the file written, the post left to finish on its own.
+  const driver = path.join(box.base, 'driver.mjs');
+  writeFileSync(
+    driver,
+    `const { GitCkpt } = await import(${JSON.stringify(pluginUrl(plugin))});
+const [ws, id, name] = process.argv.slice(2);
+const hooks = await GitCkpt({ directory: ws, worktree: ws, client: { app: { log: async (m) => console.log(JSON.stringify(m)) } } });
+const input = { tool: 'write', sessionID: 'ses_plugin', callID: id };
+const output = { args: { filePath: ws + '/' + name } };
+await hooks['tool.execute.before'](input, output);
+(await import('node:fs')).writeFileSync(ws + '/' + name, id + '\\n');
+await hooks['tool.execute.after'](input, { title: name, output: '', metadata: {} });
+`,
+  );
+  const call = async (id, name, ws = box.ws) => {
+    const r = await run(box, process.execPath, [driver, ws, id, name], { cwd: ws });
+    t.is(r.code, 0, r.stderr);
+    t.is(r.stdout, '', 'nothing in the agent log');
+  };
+  const events = (await ckptJson(box, ['daemon', 'status'])).events;
+  await call('call_1', 'one.txt');
+  const log = await ckptJson(box, ['log']);
+  t.true(
+    log.some((c) => c.kind === 'post' && c.paths?.some((p) => p.path === 'one.txt')),
+    JSON.stringify(log.slice(0, 2)),
+  );
+  t.is((await ckptJson(box, ['daemon', 'status'])).events, events + 2, 'the daemon served the pre and the post');
+  t.false(existsSync(spawned), 'no process was started for either event');
+  // A workspace whose path is not ASCII reaches the daemon as it is (the path travels percent-encoded).
+  const wide = path.join(box.base, 'wé 工作');
+  mkdirSync(wide);
+  spawnSync('git', ['init', '-q'], { cwd: wide, env: box.env });
+  await ckptJson(box, ['snapshot'], { cwd: wide });
+  await call('call_w', 'wide.txt', wide);
+  const wideLog = await ckptJson(box, ['log'], { cwd: wide });
+  t.true(
+    wideLog.some((c) => c.kind === 'post' && c.paths?.some((p) => p.path === 'wide.txt')),
+    JSON.stringify(wideLog.slice(0, 2)),
+  );
+  t.false(existsSync(spawned), 'no process was started there either');
+  // No daemon: the same plugin runs the entry script, which records the events itself.
+  await ckptJson(box, ['daemon', 'stop']);
+  await call('call_2', 'two.txt');
+  t.true(await waitFor(() => existsSync(spawned) && readFileSync(spawned, 'utf8').split('\n').length > 2, 20_000));
+  t.deepEqual(readFileSync(spawned, 'utf8').trim().split('\n'), ['opencode pre', 'opencode post']);
+  // The post, left running by the plugin, records on its own after the driver exited.
+  let recorded = false;
+  for (let i = 0; i < 60 && !recorded; i++) {
+    recorded = (await ckptJson(box, ['log'])).some((c) => c.kind === 'post' && c.paths?.some((p) => p.path === 'two.txt'));
+    if (!recorded) await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  t.true(recorded, 'the post through the entry script was recorded');
+});
+
+test('a tampered endpoint naming pid 0, -1 or a word: stop and status say no daemon runs and signal nothing', async (t) => {
+  const box = daemonBox();
+  mkdirSync(daemonFiles(box).dir, { recursive: true, mode: 0o700 });
+  for (const pid of [0, -1, '12', 1.5]) {
+    writeFileSync(daemonFiles(box).endpoint, JSON.stringify({ pid, port: 1, socket: daemonFiles(box).socket }));
+    for (const verb of ['stop', 'status']) {
+      // In a process group of its own: signalling "pid 0" would end only that group, and this test would see it.
+      const r = spawnSync(process.execPath, [CLI, 'daemon', verb, '--json'], {
+        cwd: box.ws,
+        env: box.env,
+        encoding: 'utf8',
+        detached: true,
+      });
+      t.is(r.signal, null, `${verb} with pid ${JSON.stringify(pid)}: not signalled`);
+      t.is(r.status, 0, r.stderr);
+      t.deepEqual(JSON.parse(r.stdout), verb === 'stop' ? { stopped: false } : { running: false });
+    }
+  }
+});
+
 test('two daemons started at once: one wins, the other exits cleanly', async (t) => {
   const box = daemonBox();
-  // Each resolves with its exit code, or 'running' if it still runs after 3 s.
+  // Each resolves with its exit code, or 'running' if it still runs after 10 s (the loser waits up to 2 s for
+  // a holder still exiting, after a Node start a loaded machine makes slow).
   const spawnRun = () =>
     new Promise((resolve) => {
       const child = spawn(process.execPath, [CLI, 'daemon', 'run'], { cwd: box.ws, env: box.env, stdio: 'ignore' });
       child.on('exit', (code) => resolve({ pid: child.pid, code }));
-      setTimeout(() => resolve({ pid: child.pid, code: 'running', child }), 3000);
+      setTimeout(() => resolve({ pid: child.pid, code: 'running', child }), 10_000);
     });
   const [a, b] = await Promise.all([spawnRun(), spawnRun()]);
   const running = [a, b].filter((r) => r.code === 'running');
@@ -355,23 +460,169 @@ async function differential(t, { edits, seed, watcherEnv = {} }) {
   return watched;
 }
 
-test('differential: 300 seeded edits through the daemon take the trees a full scan takes', async (t) => {
+test.serial('differential: 300 seeded edits through the daemon take the trees a full scan takes', async (t) => {
   const watched = await differential(t, { edits: 300, seed: 20261201 });
   // Most captures were narrowed by the watcher; only the first (and the ignore-rule changes at the top) scanned everything.
   t.true(watched.captures > watched.fullScans * 2, JSON.stringify(watched));
 });
 
-test('differential with a watcher that overflows: every lost batch falls back to a full scan, same trees', async (t) => {
+test.serial('differential with a watcher that overflows: every lost batch falls back to a full scan, same trees', async (t) => {
   const watched = await differential(t, { edits: 60, seed: 7, watcherEnv: { GIT_CKPT_TEST_WATCHER: 'overflow:3' } });
   t.true(watched.fullScans > 3, JSON.stringify(watched));
+  // status says why it last fell back: a lost batch (the sync's own, too), or a top-level ignore rule the edits changed.
+  t.regex(
+    watched.lastFullScanReason ?? '',
+    /the watcher reported an error: events were dropped \(test overflow\)|the watcher did not report a change within 2000 ms|ignore/,
+  );
 });
 
-test('differential with a small watcher (gives up past 3 paths): same trees', async (t) => {
+test.serial('differential with a small watcher (gives up past 3 paths): same trees', async (t) => {
   const watched = await differential(t, { edits: 60, seed: 11, watcherEnv: { GIT_CKPT_TEST_WATCHER: 'max:3' } });
   t.true(watched.fullScans > 3, JSON.stringify(watched));
+  t.regex(watched.lastFullScanReason ?? '', /more than 3 paths changed since the last capture|ignore/);
 });
 
-test('SIGKILL of the daemon during 50 hook events: nothing lost, fsck passes, the next hook restarts it', async (t) => {
+/** The names in the daemon's latest checkpoint. */
+function latestNames(box) {
+  return spawnSync('git', ['ls-tree', '-r', '--name-only', latestTree(box)], {
+    env: { ...box.env, GIT_DIR: path.join(storeDir(box), 'git') },
+    encoding: 'utf8',
+  }).stdout.split('\n');
+}
+
+/** One Bash call's pre or post through the entry script. */
+const call = (box, phase, id) =>
+  hook(box, phase, {
+    hook_event_name: phase === 'pre' ? 'PreToolUse' : 'PostToolUse',
+    tool_name: 'Bash',
+    tool_use_id: id,
+    tool_input: { command: 'edit' },
+  });
+
+async function watchedWorkspace(box) {
+  return (await ckptJson(box, ['daemon', 'status'])).workspaces.find((w) => w.root === box.ws);
+}
+
+// Serial (ava runs them alone, before the rest): they time the daemon's tick or burst 70 processes at once, and
+// beside the file's other tests a loaded machine misses the 2 s sync cookie, which is a full scan of its own.
+// The differentials, the SIGKILL run and the 32 parallel events are serial too: all at once on two cores they
+// slowed the endpoint tests' answers past Node's 5 s client timeout.
+test.serial(
+  'verification finds a change the watcher missed without a word: status and hook.log say so, and the next capture scans everything',
+  async (t) => {
+    const box = daemonBox('\tdaemonVerify = 1s\n');
+    await startDaemon(t, box, { GIT_CKPT_TEST_WATCHER: 'lose:lost.txt' });
+    // The first snapshot, then one capture that scans everything (the daemon had not watched it): the account is known after.
+    await call(box, 'pre', 'c1');
+    await call(box, 'post', 'c1');
+    await call(box, 'pre', 'c2');
+    write(box, 'seen.txt', 'seen\n');
+    write(box, 'lost.txt', 'lost\n');
+    await call(box, 'post', 'c2');
+    await call(box, 'pre', 'c3');
+    const names = latestNames(box);
+    t.true(names.includes('seen.txt'));
+    t.false(names.includes('lost.txt'), 'the watcher said nothing of lost.txt: the narrowed capture did not see it');
+    // After a second of activity the daemon's tick verifies the account against a full scan.
+    let watched;
+    for (const start = Date.now(); Date.now() - start < 20_000; await new Promise((resolve) => setTimeout(resolve, 250))) {
+      watched = await watchedWorkspace(box);
+      if (watched?.verification?.startsWith('missed')) break;
+    }
+    t.regex(watched?.verification ?? '', /^missed 1 change\(s\): lost\.txt; the next capture scans everything/, JSON.stringify(watched));
+    t.regex(readFileSync(path.join(box.store, 'hook.log'), 'utf8'), /verification missed 1 change\(s\): lost\.txt/);
+    await call(box, 'post', 'c3');
+    await call(box, 'pre', 'c4');
+    t.true(latestNames(box).includes('lost.txt'), 'the full scan took it');
+    const after = await watchedWorkspace(box);
+    t.is(after.fullScans, watched.fullScans + 1);
+    t.regex(after.lastFullScanReason, /the verification found 1 change\(s\) the watcher missed/);
+  },
+);
+
+test.serial(
+  'a workspace folder replaced by another at the same path: the next capture scans everything, and the new folder is watched',
+  async (t) => {
+    const box = daemonBox();
+    await startDaemon(t, box);
+    await call(box, 'pre', 'r1');
+    write(box, 'a.txt', 'a\n');
+    await call(box, 'post', 'r1');
+    await call(box, 'pre', 'r2');
+    const before = await watchedWorkspace(box);
+    // Swapped for a copy (a restore from a backup, a sync tool's rename): another folder at the same path, at once.
+    const copy = path.join(box.base, 'copy');
+    spawnSync('cp', ['-a', box.ws, copy]);
+    writeFileSync(path.join(copy, 'b.txt'), 'b\n');
+    renameSync(box.ws, path.join(box.base, 'moved'));
+    renameSync(copy, box.ws);
+    await call(box, 'post', 'r2');
+    await call(box, 'pre', 'r3');
+    const replaced = await watchedWorkspace(box);
+    t.true(latestNames(box).includes('b.txt'));
+    t.is(replaced.fullScans, before.fullScans + 1);
+    t.regex(replaced.lastFullScanReason, /the workspace folder was replaced by another one at the same path/);
+    // The new folder's own events come through: the next change is captured without another full scan.
+    write(box, 'c.txt', 'c\n');
+    await call(box, 'post', 'r3');
+    await call(box, 'pre', 'r4');
+    t.true(latestNames(box).includes('c.txt'));
+    t.is((await watchedWorkspace(box)).fullScans, replaced.fullScans);
+  },
+);
+
+test.serial(
+  'a full lane: past 64 waiting events the daemon answers 503, the entry script falls back to the Node hook, every hook exits 0, and nothing is lost',
+  async (t) => {
+    const box = daemonBox();
+    write(box, 'base.txt', 'base\n');
+    await ckptJson(box, ['snapshot']);
+    // The daemon's captures wait, files staged, until the test lets them go: its lane fills up.
+    const until = path.join(box.base, 'go');
+    await startDaemon(t, box, { GIT_CKPT_TEST_PAUSE: 'staged', GIT_CKPT_TEST_PAUSE_UNTIL: until });
+    // The suite's run() waits for the daemon's lane after each process: these must not, the lane is held.
+    const post = (id) =>
+      new Promise((resolve) => {
+        const child = spawn('sh', [HOOK_SCRIPT, 'claude', 'post'], { cwd: box.ws, env: { ...box.env, CLAUDE_PROJECT_DIR: box.ws } });
+        child.on('close', (code) => resolve({ code }));
+        child.stdin.end(
+          JSON.stringify({
+            session_id: 'sess-d',
+            cwd: box.ws,
+            hook_event_name: 'PostToolUse',
+            tool_name: 'Bash',
+            tool_use_id: id,
+            tool_input: {},
+          }),
+        );
+      });
+    write(box, 'first.txt', 'first\n');
+    const first = post('q0');
+    t.true(await waitFor(() => existsSync(`${until}.waiting`), 10_000), 'the first capture holds the lane');
+    const runs = [];
+    for (let i = 1; i <= 70; i++) {
+      write(box, `q${i}.txt`, `${i}\n`);
+      runs.push(post(`q${i}`));
+    }
+    // Queued posts are answered at once; the ones past the bound wait for the workspace lock in their own Node
+    // hook, within its budget, and give up (the lock is the paused capture's).
+    const results = await Promise.all(runs);
+    t.deepEqual(
+      results.map((r) => r.code),
+      Array(70).fill(0),
+    );
+    writeFileSync(until, '');
+    t.is((await first).code, 0);
+    const log = readFileSync(path.join(daemonFiles(box).dir, 'daemon.log'), 'utf8');
+    t.regex(log, /refused a claude post event for .*: 64 events already waiting/);
+    await call(box, 'pre', 'q-last');
+    const names = latestNames(box);
+    for (let i = 1; i <= 70; i++) t.true(names.includes(`q${i}.txt`), `q${i}.txt`);
+    t.is((await ckpt(box, ['fsck'])).code, 0);
+  },
+);
+
+test.serial('SIGKILL of the daemon during 50 hook events: nothing lost, fsck passes, the next hook restarts it', async (t) => {
   const box = daemonBox();
   const first = await startDaemon(t, box);
   const rand = seeded(50);
@@ -389,7 +640,7 @@ test('SIGKILL of the daemon during 50 hook events: nothing lost, fsck passes, th
       await new Promise((r) => setTimeout(r, rand() * 20));
       try {
         const { pid } = endpoint(box);
-        process.kill(pid, 'SIGKILL');
+        killProcess(pid);
         killedPids.add(pid);
       } catch {
         /* between two daemons */
@@ -425,7 +676,7 @@ test('SIGKILL of the daemon during 50 hook events: nothing lost, fsck passes, th
   await ckpt(box, ['daemon', 'stop']);
 });
 
-test('32 parallel hook events through the daemon while a gc and a restore run', async (t) => {
+test.serial('32 parallel hook events through the daemon while a gc and a restore run', async (t) => {
   const box = daemonBox();
   await startDaemon(t, box);
   write(box, 'base.txt', 'base\n');
@@ -525,20 +776,57 @@ function alive(pid) {
   }
 }
 
-test('with the daemon on, a hook run by the agent starts it when none runs', async (t) => {
+test('with the daemon on, a hook run by the agent starts it when none runs, the first one in a new workspace too', async (t) => {
   const box = daemonBox();
   write(box, 'a.txt', 'a\n');
+  t.teardown(() => ckpt(box, ['daemon', 'stop']));
+  // No store yet: the session start begins the first snapshot, and the user's own config says whether a daemon runs.
   const input = JSON.stringify({ session_id: 's', hook_event_name: 'SessionStart', cwd: box.ws });
   await ckpt(box, ['hook', 'claude', 'session-start'], { noDaemon: true, input });
+  t.true(await waitFor(() => existsSync(daemonFiles(box).socket), 5000));
+  const first = await ckptJson(box, ['daemon', 'status']);
+  t.true(first.pid > 0);
+  await ckpt(box, ['daemon', 'stop']);
+  t.false(existsSync(daemonFiles(box).socket));
   await ckpt(box, ['hook', 'claude', 'turn-start'], {
     noDaemon: true,
     input: JSON.stringify({ session_id: 's', hook_event_name: 'UserPromptSubmit', prompt: 'hi', cwd: box.ws }),
   });
   t.true(await waitFor(() => existsSync(daemonFiles(box).socket), 5000));
-  t.teardown(() => ckpt(box, ['daemon', 'stop']));
-  const status = await ckptJson(box, ['daemon', 'status']);
-  t.true(status.pid > 0);
+  const second = await ckptJson(box, ['daemon', 'status']);
+  t.true(second.pid > 0 && second.pid !== first.pid);
 });
+
+test.serial(
+  'hooks install --transport auto: HTTP hooks only for a Claude Code that has them (2.1.63 on) and a daemon that is on',
+  async (t) => {
+    /** A `claude` on PATH that says it is `version`. */
+    const fakeClaude = (box, version) => {
+      const bin = path.join(box.base, `bin-${version}`);
+      mkdirSync(bin, { recursive: true });
+      writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\necho '${version} (Claude Code)'\n`, { mode: 0o755 });
+      return { PATH: `${bin}${path.delimiter}${box.env.PATH}` };
+    };
+    const transportOf = async (box, env) => {
+      const r = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--json'], { env });
+      t.is(r.code, 0, r.stderr);
+      const settings = JSON.parse(readFileSync(path.join(box.ws, '.claude', 'settings.json'), 'utf8'));
+      await ckpt(box, ['hooks', 'uninstall', '--agent', 'claude'], { env });
+      return settings.hooks.PreToolUse[0].hooks[0].type;
+    };
+    const box = daemonBox();
+    t.teardown(() => ckpt(box, ['daemon', 'stop']));
+    t.is(await transportOf(box, fakeClaude(box, '2.1.62')), 'command');
+    t.is(await transportOf(box, fakeClaude(box, '2.1.63')), 'http');
+    t.is(
+      await transportOf(box, { PATH: path.dirname(process.execPath) + path.delimiter + '/usr/bin:/bin' }),
+      'command',
+      'no claude on PATH',
+    );
+    const off = daemonBox('\tdaemon = false\n');
+    t.is(await transportOf(off, fakeClaude(off, '2.1.300')), 'command', 'ckpt.daemon=false');
+  },
+);
 
 test('hooks install --transport http: Claude’s tool events as HTTP hooks to the daemon, the token in its env; an event posted as Claude posts it is recorded; uninstall gives it all back', async (t) => {
   const box = daemonBox();

@@ -70,6 +70,7 @@ test('the man page is generated from the same definitions as --help, with every 
     'restore',
     'revert',
     'undo',
+    'resume',
     'hooks',
     'gc',
     'forget',
@@ -82,6 +83,8 @@ test('the man page is generated from the same definitions as --help, with every 
   }
   for (const text of [
     'turn:N[@SESSION]',
+    'turn:N~K[@SESSION]',
+    'ckpt.followRewind',
     'latest~N',
     'HEAD~N',
     'EXIT STATUS',
@@ -239,7 +242,7 @@ __git_wrap__git_main; printf '%s\\n' "\${COMPREPLY[@]}"`,
     );
     return r.stdout.split('\n').filter(Boolean);
   };
-  t.deepEqual(complete('git ckpt re'), ['restore', 'revert']);
+  t.deepEqual(complete('git ckpt re'), ['restore', 'revert', 'resume']);
   t.deepEqual(complete(`git ckpt show ${made.id.slice(0, 3)}`), [made.id.slice(0, 8)]);
   // Sessions complete cut as everywhere (13 characters: all of this short one).
   t.deepEqual(complete('git ckpt restore turn:'), ['turn:1', 'turn:2', 'turn:1@sess-abcdef12', 'turn:2@sess-abcdef12']);

@@ -2,6 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  appendFileSync,
   existsSync,
   mkdtempSync,
   mkdirSync,
@@ -10,6 +11,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
   realpathSync,
 } from 'node:fs';
@@ -103,6 +105,22 @@ export function storeDir(box) {
   const dirs = readdirSync(box.store).filter((d) => d !== 'backups' && d !== 'daemon' && !d.startsWith('hook.log'));
   if (dirs.length !== 1) throw new Error(`expected one store, found ${dirs.join(', ')}`);
   return path.join(box.store, dirs[0]);
+}
+
+/**
+ * After a session start in a new store: wait for its first snapshot, which runs in the background and
+ * counts the hooks that come meanwhile without checkpoints, so a test's first turn records as the agent's would.
+ */
+export async function firstSnapshotTaken(box, limitMs = 60_000) {
+  const done = () => {
+    try {
+      const dir = storeDir(box);
+      return !existsSync(path.join(dir, 'baseline.json')) && statSync(path.join(dir, 'ledger.jsonl')).size > 0;
+    } catch {
+      return false;
+    }
+  };
+  if (!(await waitFor(done, limitMs))) throw new Error('the first snapshot did not finish');
 }
 
 /** Hold a store's lock as a live process on this host would (a `sleep`); returns the release, also run at teardown. */
@@ -333,6 +351,15 @@ export function startCli(box, args) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * SIGKILL one process by the id a file or an endpoint gave. Anything but a plain pid of another process is refused:
+ * kill(0) or kill(-1) from a half-written file would take down this test runner's whole process group (CI with it).
+ */
+export function killProcess(pid, signal = 'SIGKILL') {
+  if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) throw new Error(`refusing to signal pid ${pid}`);
+  process.kill(pid, signal);
+}
+
+/**
  * SIGKILL a running command: every fifth kill at a random moment before its journal exists
  * (`windows.before` ms), the others at a random moment after (`windows.apply` ms). A run that
  * finished before its kill narrows the window it was aimed at (the machine got faster than when
@@ -387,4 +414,86 @@ export function libPath(name) {
   const found = find(path.join(ROOT, 'dist', 'lib'));
   if (!found) throw new Error(`no built lib module ${name}.js (run npm run build)`);
   return found;
+}
+
+/** One hook event through the real entry script, as the agent runs it. */
+export function hookEvent(box, agent, phase, payload) {
+  return run(box, 'sh', [HOOK_SCRIPT, agent, phase], { input: JSON.stringify(payload) });
+}
+
+/** Claude Code's transcript: a prompt line per turn, an assistant line after each step. */
+function claudeTranscript(file) {
+  let n = 0;
+  const line = (value) => appendFileSync(file, `${JSON.stringify(value)}\n`);
+  return {
+    prompt(promptId, parentUuid) {
+      const uuid = `u${++n}`;
+      line({ type: 'user', uuid, parentUuid, promptId, isSidechain: false, message: { role: 'user', content: `prompt ${promptId}` } });
+      return uuid;
+    },
+    step(parentUuid, promptId) {
+      const a = `a${++n}`;
+      line({ type: 'assistant', uuid: a, parentUuid, message: { role: 'assistant', content: [{ type: 'tool_use', id: `t${n}` }] } });
+      const r = `r${++n}`;
+      line({
+        type: 'user',
+        uuid: r,
+        parentUuid: a,
+        promptId,
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${n - 1}` }] },
+      });
+      const end = `a${++n}`;
+      line({ type: 'assistant', uuid: end, parentUuid: r, message: { role: 'assistant', content: [{ type: 'text', text: 'done' }] } });
+      return end;
+    },
+  };
+}
+
+/**
+ * A Claude session of three turns (turn 1 Write one.txt; turn 2 Write two.txt, Bash shell2.txt;
+ * turn 3 Bash shell3.txt), then turn 4's prompt continuing from turn 1's last line. Resolves with the
+ * fourth turn's first pre hook's run (where the rewind shows).
+ */
+export async function claudeSession(box, { beforeTurn4 } = {}) {
+  const transcript = path.join(box.base, 'claude-session.jsonl');
+  const tx = claudeTranscript(transcript);
+  const base = { session_id: 'cs1', cwd: box.ws, transcript_path: transcript };
+  const turn = async (n, parent, calls) => {
+    const promptId = `p${n}`;
+    await hookEvent(box, 'claude', 'turn-start', {
+      ...base,
+      hook_event_name: 'UserPromptSubmit',
+      prompt: `turn ${n}`,
+      prompt_id: promptId,
+    });
+    let last = tx.prompt(promptId, parent);
+    let first;
+    for (const [i, [tool, file, text]] of calls.entries()) {
+      const call = {
+        ...base,
+        prompt_id: promptId,
+        tool_name: tool,
+        tool_use_id: `c${n}${i}`,
+        tool_input: tool === 'Bash' ? { command: `echo > ${file}` } : { file_path: path.join(box.ws, file) },
+      };
+      const pre = await hookEvent(box, 'claude', 'pre', { ...call, hook_event_name: 'PreToolUse' });
+      first ??= pre;
+      write(box, file, text);
+      await hookEvent(box, 'claude', 'post', { ...call, hook_event_name: 'PostToolUse', tool_response: {} });
+      last = tx.step(last, promptId);
+    }
+    await hookEvent(box, 'claude', 'turn-end', { ...base, hook_event_name: 'Stop', prompt_id: promptId });
+    return { last, first };
+  };
+  await hookEvent(box, 'claude', 'session-start', { ...base, hook_event_name: 'SessionStart', source: 'startup' });
+  await firstSnapshotTaken(box);
+  const t1 = await turn(1, null, [['Write', 'one.txt', 'one\n']]);
+  const t2 = await turn(2, t1.last, [
+    ['Write', 'two.txt', 'two\n'],
+    ['Bash', 'shell2.txt', 'shell2\n'],
+  ]);
+  await turn(3, t2.last, [['Bash', 'shell3.txt', 'shell3\n']]);
+  await beforeTurn4?.();
+  const t4 = await turn(4, t1.last, [['Bash', 'four.txt', 'four\n']]);
+  return { pre: t4.first, transcript };
 }

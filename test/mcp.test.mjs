@@ -1,7 +1,7 @@
 // `git ckpt mcp`: the agent tools over the Model Context Protocol, driven by the
 // official SDK's own client over stdio against the built CLI, on real workspaces.
-import { spawn } from 'node:child_process';
-import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -44,7 +44,7 @@ async function history(box) {
   return { first, second };
 }
 
-test('initialize and list: seven tools with schemas, output schemas, annotations and instructions for the model', async (t) => {
+test('initialize and list: nine tools with schemas, output schemas, annotations and instructions for the model', async (t) => {
   const box = sandbox();
   const { client } = await connect(t, box);
   t.is(client.getServerVersion()?.name, 'git-ckpt');
@@ -60,6 +60,8 @@ test('initialize and list: seven tools with schemas, output schemas, annotations
       'checkpoint_undo',
       'checkpoint_forget',
       'checkpoint_status',
+      'resume_plan',
+      'checkpoint_share',
     ],
   );
   const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
@@ -71,6 +73,7 @@ test('initialize and list: seven tools with schemas, output schemas, annotations
   t.true(byName.checkpoint_list.annotations.readOnlyHint);
   t.true(byName.checkpoint_diff.annotations.readOnlyHint);
   t.true(byName.checkpoint_status.annotations.readOnlyHint);
+  t.true(byName.resume_plan.annotations.readOnlyHint);
   t.true(byName.checkpoint_restore.annotations.destructiveHint);
   t.false(byName.checkpoint_restore.annotations.readOnlyHint);
   t.false(byName.checkpoint_now.annotations.destructiveHint);
@@ -80,6 +83,55 @@ test('initialize and list: seven tools with schemas, output schemas, annotations
   t.false(byName.checkpoint_forget.annotations.destructiveHint);
   t.deepEqual(Object.keys(byName.checkpoint_forget.inputSchema.properties).sort(), ['before', 'checkpoints', 'paths', 'session']);
   t.deepEqual(byName.checkpoint_restore.inputSchema.properties.mode.enum, ['asof', 'revert']);
+  // Only the share tool reaches beyond the machine, and only the remote the user named.
+  t.deepEqual(
+    tools.filter((tool) => tool.annotations.openWorldHint).map((tool) => tool.name),
+    ['checkpoint_share'],
+  );
+});
+
+test('checkpoint_share lists and fetches from the remote the user shared to; it pushes only with ckpt.share.agentPush=true', async (t) => {
+  const other = sandbox();
+  const remote = path.join(other.base, 'remote.git');
+  spawnSync('git', ['init', '-q', '--bare', remote], { env: other.env });
+  write(other, 'o.txt', 'from the other machine\n');
+  await ckptJson(other, ['snapshot', '--kind', 'post', '--session', 'elsewhere', '--turn', '1']);
+  await ckptJson(other, ['share', 'init', '--remote', remote]);
+  await ckptJson(other, ['push']);
+
+  const box = sandbox();
+  await history(box);
+  write(box, 'h.txt', 'here\n');
+  await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 'here', '--turn', '1']);
+  await ckptJson(box, ['share', 'init', '--remote', remote]);
+  const { client } = await connect(t, box);
+  // Listing the tools first makes the SDK's client check every structured result against its output schema, as agents do.
+  await client.listTools();
+  const listed = await call(client, 'checkpoint_share', { action: 'list' });
+  t.falsy(listed.isError, listed.content[0].text);
+  t.like(listed.structuredContent.sessions, [{ session: 'elsewhere', status: 'another machine' }]);
+  const fetched = await call(client, 'checkpoint_share', { action: 'fetch' });
+  t.falsy(fetched.isError, fetched.content[0].text);
+  t.regex(fetched.content[0].text, /fetched 1 new checkpoint/);
+  const list = await call(client, 'checkpoint_list', {});
+  t.falsy(list.isError, list.content[0].text);
+  t.regex(list.content[0].text, /elsewhere/);
+  t.like(
+    list.structuredContent.checkpoints.find((c) => c.session === 'elsewhere'),
+    { origin: { remote: 'ckpt' } },
+  );
+  const refused = await call(client, 'checkpoint_share', { action: 'push' });
+  t.true(refused.isError);
+  t.regex(refused.content[0].text, /pushing is the user’s to do \(git ckpt push\), unless they set ckpt\.share\.agentPush=true/);
+  const heads = () => spawnSync('git', ['--git-dir', remote, 'for-each-ref'], { env: box.env, encoding: 'utf8' }).stdout.trim().split('\n');
+  t.is(heads().length, 1, 'nothing was pushed');
+  const dry = await call(client, 'checkpoint_share', { action: 'push', dryRun: true });
+  t.falsy(dry.isError, dry.content[0].text);
+  t.like(dry.structuredContent.sessions, [{ session: 'here', status: 'would-push' }]);
+  appendFileSync(path.join(box.home, '.gitconfig'), '[ckpt "share"]\n\tagentPush = true\n');
+  const pushed = await call(client, 'checkpoint_share', { action: 'push' });
+  t.falsy(pushed.isError, pushed.content[0].text);
+  t.is(heads().length, 2);
 });
 
 test('checkpoint_now, list, diff and status on a real workspace: text for the model, structured content for programs', async (t) => {
@@ -291,6 +343,46 @@ test('bad calls are tool errors with one sentence, never a crash: unknown addres
   t.is((await call(client, 'checkpoint_list')).structuredContent.total, 2);
 });
 
+test('resume_plan: the files resume would restore and the command that reopens the conversation, read-only; a bad turn is a tool error', async (t) => {
+  const box = sandbox();
+  const event = (phase, payload) =>
+    ckpt(box, ['hook', 'claude', phase], { input: JSON.stringify({ session_id: 'cs-mcp', cwd: box.ws, ...payload }) });
+  for (const n of [1, 2]) {
+    await event('turn-start', { hook_event_name: 'UserPromptSubmit', prompt: `prompt ${n}`, prompt_id: `p${n}` });
+    const call = {
+      prompt_id: `p${n}`,
+      tool_name: 'Write',
+      tool_use_id: `c${n}`,
+      tool_input: { file_path: path.join(box.ws, `f${n}.txt`) },
+    };
+    await event('pre', { ...call, hook_event_name: 'PreToolUse' });
+    write(box, `f${n}.txt`, `${n}\n`);
+    await event('post', { ...call, hook_event_name: 'PostToolUse' });
+  }
+  const { client } = await connect(t, box);
+  const before = everything(box, ['hook.log', 'probe.json']);
+  const r = await call(client, 'resume_plan', { turn: 'turn:2' });
+  t.falsy(r.isError, r.content[0].text);
+  t.like(r.structuredContent, { agent: 'claude', session: 'cs-mcp', turn: 2, title: 'prompt 2', command: 'claude --resume cs-mcp' });
+  t.deepEqual(
+    r.structuredContent.restore.files.map((f) => `${f.action} ${f.path}`),
+    ['delete f2.txt'],
+  );
+  t.regex(r.content[0].text, /the user runs it all with: git ckpt resume turn:2@cs-mcp/);
+  const first = await call(client, 'resume_plan', { turn: 'turn:1', session: 'cs-m' });
+  t.is(first.structuredContent.command, 'claude', 'before the first prompt: a new conversation');
+  for (const [args, pattern] of [
+    [{ turn: 'latest' }, /resume goes back to a turn of an agent session/],
+    [{ turn: 'turn:7' }, /no turn 7/],
+    [{ turn: '--output=/tmp/x' }, /not a checkpoint address/],
+  ]) {
+    const bad = await call(client, 'resume_plan', args);
+    t.true(bad.isError, JSON.stringify(args));
+    t.regex(bad.content[0].text, pattern);
+  }
+  t.is(everything(box, ['hook.log', 'probe.json']), before, 'nothing changed');
+});
+
 test('a malformed line on stdin does not stop the server, and its stdout carries only JSON-RPC', async (t) => {
   const box = sandbox();
   await history(box);
@@ -403,9 +495,18 @@ test('mcp install: each agent’s own MCP config, merged and idempotent, backups
       ['gemini', '.gemini/settings.json', true],
       ['cursor', '.cursor/mcp.json', true],
       ['copilot', '.github/mcp.json', true],
+      ['qwen', '.qwen/settings.json', true],
+      ['droid', '.factory/mcp.json', true],
+      ['opencode', 'opencode.json', true],
+      ['kilo', 'kilo.json', true],
     ],
   );
   const script = path.join(ROOT, 'hooks', 'git-ckpt-mcp');
+  t.deepEqual(
+    JSON.parse(readFileSync(path.join(box.ws, 'opencode.json'), 'utf8')).mcp['git-ckpt'],
+    { type: 'local', command: ['sh', script], enabled: true },
+    'OpenCode and Kilo: an `mcp` entry with the command as a list',
+  );
   const claude = JSON.parse(readFileSync(path.join(box.ws, '.mcp.json'), 'utf8'));
   t.deepEqual(claude.mcpServers.other, { command: 'other-server' }, 'other servers stay');
   t.deepEqual(claude.mcpServers['git-ckpt'], { type: 'stdio', command: 'sh', args: [script] });
@@ -421,9 +522,16 @@ test('mcp install: each agent’s own MCP config, merged and idempotent, backups
   const status = await ckptJson(box, ['mcp', 'status']);
   t.deepEqual(
     status.filter((r) => r.scope === 'project').map((r) => r.state),
-    ['installed', 'installed', 'installed', 'installed', 'installed'],
+    ['installed', 'installed', 'installed', 'installed', 'installed', 'installed', 'installed', 'installed', 'installed'],
   );
 
+  // Cline has no project MCP file: named alone there it is told so; at user scope its settings file under ~/.cline/data.
+  const clineProject = await ckpt(box, ['mcp', 'install', '--agent', 'cline']);
+  t.is(clineProject.code, 2);
+  t.regex(clineProject.stderr, /Cline keeps MCP servers only in its user settings: use --scope user/);
+  const [cline] = await ckptJson(box, ['mcp', 'install', '--agent', 'cline', '--scope', 'user']);
+  t.is(cline.file, path.join(box.home, '.cline', 'data', 'settings', 'cline_mcp_settings.json'));
+  t.deepEqual(JSON.parse(readFileSync(cline.file, 'utf8')).mcpServers['git-ckpt'], { command: 'sh', args: [script] });
   const user = await ckptJson(box, ['mcp', 'install', '--agent', 'codex', '--scope', 'user']);
   t.true(user[0].changed);
   const toml = readFileSync(path.join(box.home, '.codex', 'config.toml'), 'utf8');
@@ -438,7 +546,7 @@ test('mcp install: each agent’s own MCP config, merged and idempotent, backups
   t.false(readFileSync(path.join(box.ws, '.codex', 'config.toml'), 'utf8').includes('git-ckpt'));
   t.deepEqual(
     (await ckptJson(box, ['mcp', 'status', '--scope', 'project'])).map((r) => r.state),
-    ['not installed', 'not installed', 'not installed', 'not installed', 'not installed'],
+    Array(9).fill('not installed'),
   );
 });
 

@@ -42,6 +42,10 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
   const kinds = () => (existsSync(path.join(box.store)) && readdirSync(box.store).length ? ledgerLines(box).map((r) => r.kind) : []);
   const last = () => kinds().at(-1);
   const outside = path.join(box.base, 'smuggled-output');
+  const shareRemote = path.join(box.base, 'share-remote.git');
+  sh(box, ['init', '-q', '--bare', shareRemote], { cwd: box.base });
+  const remoteRefs = () => sh(box, ['--git-dir', shareRemote, 'for-each-ref', '--format=%(refname)'], { cwd: box.base }).stdout.trim();
+  const bundleFile = path.join(box.base, 'safety.bundle');
   // Each row: the command, its exit code, and (where cheap) a check that it did something, or nothing.
   // `touch: false` leaves work.txt as the previous command left it (an undo or revert of a file
   // changed since would be refused, and that is not what the row is about).
@@ -189,6 +193,13 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
     { args: ['forget', 'latest~1'], code: 0 },
     // An agent session's change, then a three-way revert of the whole session.
     { args: ['snapshot', '--session', 'sess-safety', '--turn', '1', '--kind', 'post'], code: 0 },
+    // A session no agent hook made has no conversation to resume (test/rewind-events.test.mjs resumes one).
+    {
+      args: ['resume', 'turn:1@sess-safety', '--print'],
+      touch: false,
+      code: 1,
+      check: (r) => t.regex(r.stderr, /session sess-saf has no agent on record/),
+    },
     {
       args: ['revert', '--session', 'sess-safety'],
       touch: false,
@@ -198,6 +209,20 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
         t.not(work(), 'snapshot --session sess-safety --turn 1 --kind post\n');
       },
     },
+    // Sharing: the push runs from the shadow repository, the user's repository is only asked (remote, ignore rules, history).
+    {
+      args: ['share', 'init', '--remote', `file://${shareRemote}`],
+      code: 0,
+      check: (r) => t.regex(r.stdout, /nothing is pushed before that/),
+    },
+    { args: ['push', '--dry-run'], code: 0, check: () => t.is(remoteRefs(), '') },
+    { args: ['push'], code: 0, check: () => t.regex(remoteRefs(), /refs\/ckpt\/v1\/[0-9a-f]{12}\/sess-safety\//) },
+    { args: ['fetch', '--list'], code: 0, check: (r) => t.regex(r.stdout, /sess-safety .*\(this store\)/) },
+    { args: ['fetch'], code: 0, check: (r) => t.regex(r.stdout, /fetched 0 new checkpoint/) },
+    { args: ['bundle', 'create', bundleFile], code: 0, check: () => t.true(existsSync(bundleFile)) },
+    { args: ['bundle', 'verify', bundleFile], code: 0, check: (r) => t.regex(r.stdout, /ok/) },
+    { args: ['bundle', 'import', bundleFile], code: 0, check: (r) => t.regex(r.stdout, /imported 0 new checkpoint/) },
+    { args: ['unpush', '--session', 'sess-safety'], code: 0, check: () => t.is(remoteRefs(), '') },
   ];
   for (const { args, code, touch = true, prepare, check, env } of rows) {
     const label = `git ckpt ${args.join(' ')}`;
@@ -363,11 +388,50 @@ test('a store written by a newer schema is refused for writing, still readable',
 });
 
 test('the runner refuses verbs off the whitelist, and non-id positionals, before spawning', async (t) => {
-  for (const verb of ['reset', 'clean', 'stash', 'checkout', 'push', 'gc', 'restore', 'rm', 'fetch', 'update-ref']) {
+  for (const verb of ['reset', 'clean', 'stash', 'checkout', 'gc', 'restore', 'rm', 'branch', 'tag', 'remote-add', 'symbolic-ref']) {
     const err = await t.throwsAsync(runner.git({ verb, args: [] }));
     t.is(err.code, 'refused', verb);
     t.regex(err.message, /git verb not allowed/);
   }
+  // The carrying verbs name git-ckpt's own refs only, push only from the shadow repository, and
+  // `remote` and `bundle` only their read-only or creating subcommands.
+  const oid = 'a'.repeat(40);
+  const refusals = [
+    [
+      { verb: 'push', gitDir: '/shadow', args: [{ url: 'file:///r.git' }, { refspec: { src: oid, dst: 'refs/heads/main' } }] },
+      /not a git-ckpt ref/,
+    ],
+    [
+      { verb: 'push', gitDir: '/shadow', args: [{ url: 'file:///r.git' }, { refspec: { src: oid, dst: 'refs/ckpt/v1/../heads/x' } }] },
+      /not a git-ckpt ref/,
+    ],
+    [
+      { verb: 'push', gitDir: '/shadow', args: [{ url: 'file:///r.git' }, { refspec: { src: 'HEAD', dst: 'refs/ckpt/v1/w/s/x' } }] },
+      /not a git-ckpt ref/,
+    ],
+    [
+      { verb: 'push', args: [{ url: 'file:///r.git' }, { refspec: { src: oid, dst: 'refs/ckpt/v1/w/s/x' } }] },
+      /only in the shadow repository/,
+    ],
+    [{ verb: 'fetch', args: [{ url: 'file:///r.git' }] }, /only in the shadow repository/],
+    [{ verb: 'push', gitDir: '/shadow', args: ['--force', { url: 'file:///r.git' }] }, /never takes --force/],
+    [{ verb: 'push', gitDir: '/shadow', args: ['--mirror', { url: 'file:///r.git' }] }, /never takes --mirror/],
+    [{ verb: 'fetch', gitDir: '/shadow', args: ['--upload-pack=touch /tmp/x', { url: 'file:///r.git' }] }, /never takes --upload-pack/],
+    [{ verb: 'push', gitDir: '/shadow', args: [{ url: '--receive-pack=touch /tmp/x' }] }, /not a remote URL/],
+    [{ verb: 'push', gitDir: '/shadow', args: [{ url: 'ext::sh -c touch% /tmp/x' }] }, /not a remote URL/],
+    [{ verb: 'update-ref', gitDir: '/shadow', args: [{ ref: 'refs/heads/main' }, { oid }] }, /not a git-ckpt ref/],
+    [{ verb: 'remote', args: [{ literal: 'add' }, { literal: 'x' }] }, /only as remote get-url/],
+    [{ verb: 'bundle', gitDir: '/shadow', args: [{ literal: 'unbundle' }] }, /only as bundle create/],
+    [{ verb: 'bundle', gitDir: '/shadow', args: [{ literal: 'create' }, { file: 'relative.bundle' }] }, /not an absolute file path/],
+    [{ verb: 'bundle', args: [{ literal: 'create' }, { file: '/tmp/x.bundle' }] }, /only in the shadow repository/],
+  ];
+  for (const [call, message] of refusals) {
+    const err = await t.throwsAsync(runner.git(call));
+    t.is(err.code, 'refused', JSON.stringify(call));
+    t.regex(err.message, message);
+  }
+  const network = runner.buildArgv({ verb: 'ls-remote', network: true, args: [{ url: 'file:///r.git' }, { ref: 'refs/ckpt/v1/*' }] });
+  t.true(network.includes('core.hooksPath=/dev/null') && network.includes('protocol.ext.allow=never'), 'no hook and no command transport');
   for (const bad of ['--output=/tmp/x', 'HEAD', 'abc', '../x', 'deadbeef'.repeat(4), `${'a'.repeat(40)}x`]) {
     const err = await t.throwsAsync(runner.git({ verb: 'cat-file', args: ['-t', { oid: bad }] }));
     t.is(err.code, 'refused', bad);

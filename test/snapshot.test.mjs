@@ -1,8 +1,8 @@
 import test from 'ava';
 import { getEventListeners } from 'node:events';
-import { existsSync, readdirSync, rmSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, renameSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, shadowGit, storeDir, storedBytes, write, libPath } from './helpers.mjs';
+import { ckpt, ckptJson, ledgerLines, lsTree, sandbox, sh, shadowGit, storeDir, storedBytes, write, libPath } from './helpers.mjs';
 
 const { Workspace } = await import(libPath('index'));
 
@@ -194,4 +194,39 @@ test('a caller’s AbortSignal: many snapshots leave no listener on it, and one 
   write(box, 'a.txt', 'after the abort\n');
   await t.throwsAsync(ws.snapshot({ signal: caller.signal }), { message: /the caller gave up/ });
   t.is(ledgerLines(box).length, 12);
+});
+
+test('a first snapshot streamed in chunks of 7 paths captures the same tree and the same skips as one read whole', async (t) => {
+  // Chunk edges fall inside folders, between a folder and its subfolders, on a secret, on a file
+  // over the size limit and on an embedded repository: the streamed plan must not fold across them.
+  const box = sandbox();
+  sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1k']);
+  sh(box, ['config', '--global', 'ckpt.timeBudget', '0']);
+  for (let i = 0; i < 1200; i++) write(box, `pkg${i % 3}/mod${i % 7}/f${i}.txt`, `${i}\n`);
+  for (let i = 0; i < 40; i++) write(box, `flat/f${String(i).padStart(2, '0')}.txt`, `${i}\n`);
+  write(box, 'pkg1/mod3/.env', 'TOKEN=hunter2\n');
+  write(box, 'pkg2/mod5/big.bin', 'x'.repeat(5000));
+  write(box, 'pkg0/run.sh', '#!/bin/sh\n', 0o755);
+  symlinkSync('mod1/f1.txt', path.join(box.ws, 'pkg1/link'));
+  write(box, 'ignored/junk.log', 'junk\n');
+  write(box, '.gitignore', 'ignored/\n');
+  write(box, 'pkg2/inner/README', 'inner\n');
+  sh({ ...box, ws: path.join(box.ws, 'pkg2', 'inner') }, ['init', '-q']);
+  sh({ ...box, ws: path.join(box.ws, 'pkg2', 'inner') }, ['add', '-A']);
+  sh({ ...box, ws: path.join(box.ws, 'pkg2', 'inner') }, ['commit', '-qm', 'inner']);
+  const whole = await ckptJson(box, ['init']);
+  const streamedStore = path.join(box.base, 'store-streamed');
+  const streamed = await ckptJson(box, ['init'], { env: { GIT_CKPT_HOME: streamedStore, GIT_CKPT_TEST_FIRST_CHUNK: '7' } });
+  t.is(streamed.tree, whole.tree, 'the same tree');
+  const tree = lsTree(box, whole.id);
+  t.is(tree.size, 1200 + 40 + 4, 'every file, the link, the script, .gitignore and the gitlink');
+  t.is(tree.get('pkg2/inner')?.mode, '160000');
+  t.is(tree.get('pkg0/run.sh')?.mode, '100755');
+  t.is(tree.get('pkg1/link')?.mode, '120000');
+  t.false(tree.has('pkg1/mod3/.env'));
+  t.false(tree.has('pkg2/mod5/big.bin'));
+  const reasons = (r) => r.skipped.map((s) => `${s.path}:${s.reason}`).sort();
+  t.deepEqual(reasons(streamed), reasons(whole));
+  t.deepEqual(reasons(whole), ['pkg1/mod3/.env:secret', 'pkg2/mod5/big.bin:too-large']);
+  t.deepEqual(streamed.stats, { added: 1244, modified: 0, deleted: 0 });
 });

@@ -3,12 +3,12 @@
 // must show its sessions and turns, a checkpoint's diff, a restore to before
 // turn 2 (preview, confirm, files on disk) and its undo. Screenshots of the main
 // views are saved in test/artifacts/ for a person to look at.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
-import { CLI, ROOT, cannotRun, sandbox, startUi, workspaceState, write } from './helpers.mjs';
+import { CLI, ROOT, cannotRun, claudeSession, firstSnapshotTaken, sandbox, startUi, workspaceState, write } from './helpers.mjs';
 
 /** An executable named `name` on PATH, as the shell's `command -v` finds it (.ci/run checks `command -v chromium`). */
 function onPath(name) {
@@ -49,6 +49,7 @@ async function session(box) {
   write(box, 'src/app.js', 'export const version = 1;\n');
   write(box, 'README.md', '# demo\n');
   await hook(box, 'session-start', { hook_event_name: 'SessionStart', source: 'startup' });
+  await firstSnapshotTaken(box);
   await hook(box, 'turn-start', { hook_event_name: 'UserPromptSubmit', prompt_id: 'p1', prompt: 'Add a changelog and bump the version' });
   await toolCall(box, { prompt: 'p1', tool: 'Write', id: 't1', input: { file_path: `${box.ws}/CHANGELOG.md` } }, () =>
     write(box, 'CHANGELOG.md', '## 2\n- bumped\n'),
@@ -82,6 +83,19 @@ const launch = () =>
     ],
   });
 
+/** The page of a `git ckpt ui` started in the box, in a fresh browser; `problems` collects page errors. */
+async function openPage(t, box) {
+  const { url } = await startUi(t, box);
+  const browser = await launch();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const problems = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => msg.type() === 'error' && problems.push(`console: ${msg.text()}`));
+  await page.goto(url);
+  return { page, problems };
+}
+
 if (!CHROMIUM || !existsSync(CHROMIUM)) {
   const reason = CHROMIUM ? `no browser at CHROMIUM_PATH=${CHROMIUM}` : 'no chromium on PATH; .ci/run installs Debian’s chromium';
   cannotRun(test, 'the timeline in Chromium', reason);
@@ -91,14 +105,7 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
     const box = sandbox();
     await session(box);
     const afterSession = workspaceState(box);
-    const { url } = await startUi(t, box);
-    const browser = await launch();
-    t.teardown(() => browser.close());
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const problems = [];
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => msg.type() === 'error' && problems.push(`console: ${msg.text()}`));
-    await page.goto(url);
+    const { page, problems } = await openPage(t, box);
     t.false(page.url().includes('token='), 'the token leaves the address bar');
 
     // Sessions and turns, titled by the prompts.
@@ -201,6 +208,73 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
     await page.locator('#filter').fill('tool:Bash');
     t.regex(await page.locator('#count').textContent(), /of/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'phone.png') });
+    t.deepEqual(problems, []);
+  });
+
+  test('a rewind inside the agent in Chromium: the notice, the turns left behind named on their branch, and Resume showing the commands', async (t) => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const box = sandbox();
+    await claudeSession(box);
+    const before = workspaceState(box);
+    const { page, problems } = await openPage(t, box);
+    await page.locator('#notice p').waitFor();
+    t.regex(
+      await page.locator('#notice').textContent(),
+      /Session cs1's conversation was rewound to before turn 2 .*turns 2–3's changes \(3 files, 2 only by the shell\)/,
+    );
+    const turns = await page.locator('.row.turn').allInnerTexts();
+    t.true(
+      turns.some((x) => /turn 2~1[\s\S]*turn 2/.test(x)),
+      turns.join(' | '),
+    );
+    t.true(
+      turns.some((x) => /^turn 2\b(?!~)[\s\S]*turn 4/.test(x)),
+      turns.join(' | '),
+    );
+    t.is(await page.locator('.row.turn.left').count(), 2, 'turns 2~1 and 3~1 are set back');
+    await page.locator('.row.turn.left', { hasText: 'turn 2~1' }).click();
+    t.is(await page.getByRole('button', { name: /Preview revert/ }).count(), 0, 'no revert range for a turn left behind');
+    await page.getByRole('button', { name: 'Resume the conversation before turn 2~1' }).click();
+    await page.locator('.dialog pre.command').first().waitFor();
+    const commands = await page.locator('.dialog pre.command').allInnerTexts();
+    t.deepEqual(commands, ['git ckpt resume turn:2~1@cs1', 'claude --resume cs1']);
+    t.regex(await page.locator('.dialog').textContent(), /It restores 4 path\(s\) first/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'rewind-resume.png') });
+    t.is(workspaceState(box), before, 'the page wrote nothing');
+    t.deepEqual(problems, []);
+  });
+
+  test('a checkpoint fetched from another machine in Chromium: its origin on the row and in its facts', async (t) => {
+    const other = sandbox();
+    const remote = path.join(other.base, 'remote.git');
+    spawnSync('git', ['init', '-q', '--bare', remote], { env: other.env });
+    write(other, 'far.txt', 'from far away\n');
+    const pushed = JSON.parse(
+      spawnSync(process.execPath, [CLI, 'snapshot', '--kind', 'post', '--session', 'far', '--turn', '1', '--json'], {
+        cwd: other.ws,
+        env: other.env,
+        encoding: 'utf8',
+      }).stdout,
+    );
+    for (const args of [['share', 'init', '--remote', remote], ['push']])
+      spawnSync(process.execPath, [CLI, ...args], { cwd: other.ws, env: other.env });
+    const box = sandbox();
+    write(box, 'here.txt', 'here\n');
+    for (const args of [['snapshot'], ['share', 'init', '--remote', remote], ['fetch']]) {
+      const r = spawnSync(process.execPath, [CLI, ...args], { cwd: box.ws, env: box.env, encoding: 'utf8' });
+      t.is(r.status, 0, r.stderr);
+    }
+    const { page, problems } = await openPage(t, box);
+    const badge = page.locator('.row.checkpoint .mark.origin').first();
+    await badge.waitFor();
+    t.is(await badge.textContent(), 'ckpt');
+    t.regex((await badge.getAttribute('title')) ?? '', new RegExp(`its id there ${pushed.id}`));
+    await page
+      .locator('.row.checkpoint', { has: page.locator('.mark.origin') })
+      .first()
+      .click();
+    await page.locator('dl.facts dt', { hasText: 'from' }).waitFor();
+    t.regex(await page.locator('dl.facts').textContent(), /from.*ckpt, writer [0-9a-f]{12}/);
     t.deepEqual(problems, []);
   });
 }

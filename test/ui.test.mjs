@@ -2,13 +2,13 @@
 // on real workspaces: every endpoint and error status, the token, Host and
 // Origin checks, the 64 KiB limit, dry runs that change nothing, apply and
 // undo byte for byte, and hooks firing while the page is open.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { CLI, ckpt, ckptJson, sandbox, startUi, storeDir, treeState, workspaceState, write } from './helpers.mjs';
+import { CLI, ckpt, ckptJson, claudeSession, sandbox, startUi, storeDir, treeState, workspaceState, write } from './helpers.mjs';
 
 /** One raw request (any Host, Origin, body): resolves with { status, headers, body, json }. */
 function request(ui, method, pathname, { headers = {}, body } = {}) {
@@ -137,6 +137,45 @@ test('read endpoints: summary, timeline pages, a checkpoint and its files, a fil
   t.deepEqual(live.files, [{ status: 'M', path: 'a.txt' }]);
   const liveDiff = (await get(ui, `/api/file-diff?ws=${ws}&from=${second.id}&path=a.txt`)).json;
   t.regex(liveDiff.diff, /-two\n\+three/);
+});
+
+test('a rewind inside the agent: the timeline tells it as status does; resume gives a turn’s dry run and the commands, read-only; bad turns are 400 and 404', async (t) => {
+  const box = sandbox();
+  await claudeSession(box);
+  const ui = await startUi(t, box);
+  const ws = (await get(ui, '/api/summary')).json.current;
+  const page = (await get(ui, `/api/timeline?ws=${ws}&limit=50`)).json;
+  t.like(page.rewinds, [
+    { session: 'cs1', beforeTurn: 2, turns: 'turns 2–3', kind: 'conversation', pending: 3, shell: 2, address: 'turn:2~1@cs1' },
+  ]);
+  t.deepEqual([...new Set(page.records.filter((r) => r.session === 'cs1').map((r) => `${r.turn}=${r.turnLabel}`))].sort(), [
+    '1=1',
+    '2=2~1',
+    '3=3~1',
+    '4=2',
+  ]);
+  const before = workspaceState(box);
+  const r = (await get(ui, `/api/resume?ws=${ws}&turn=${encodeURIComponent('turn:2~1')}`)).json;
+  t.true(r.ok, r.error);
+  t.like(r, {
+    agent: 'claude',
+    session: 'cs1',
+    turn: 2,
+    commandLine: 'claude --resume cs1',
+    resumeCommand: 'git ckpt resume turn:2~1@cs1',
+  });
+  t.deepEqual(r.files.map((f) => `${f.action} ${f.path}`).sort(), [
+    'delete four.txt',
+    'delete shell2.txt',
+    'delete shell3.txt',
+    'delete two.txt',
+  ]);
+  t.is(workspaceState(box), before, 'nothing written');
+  const bad = await get(ui, `/api/resume?ws=${ws}&turn=latest`);
+  t.is(bad.status, 400);
+  t.regex(bad.json.error, /resume goes back to a turn of an agent session/);
+  const missing = await get(ui, `/api/resume?ws=${ws}&turn=${encodeURIComponent('turn:9')}`);
+  t.is(missing.status, 404);
 });
 
 test('errors: 400 for bad JSON and fields, 404 for unknown checkpoints and endpoints, 413 over 64 KiB, 409 for a busy workspace; always {ok: false, error}', async (t) => {
@@ -323,4 +362,29 @@ test('ui --port outside 0-65535 is a usage error: one line, exit 2', async (t) =
   const r = await ckpt(box, ['ui', '--no-open', '--port', '99999']);
   t.is(r.code, 2);
   t.is(r.stderr, 'git-ckpt: --port takes a port from 0 to 65535 (0: a free one), not 99999\n');
+});
+
+test('checkpoints fetched from another machine: the timeline names their origin, and a restore to one applies through the API', async (t) => {
+  const other = sandbox();
+  const remote = path.join(other.base, 'remote.git');
+  spawnSync('git', ['init', '-q', '--bare', remote], { env: other.env });
+  write(other, 'far.txt', 'written on another machine\n');
+  await ckptJson(other, ['snapshot', '--kind', 'post', '--session', 'far', '--turn', '1']);
+  await ckptJson(other, ['share', 'init', '--remote', remote]);
+  await ckptJson(other, ['push']);
+  const box = sandbox();
+  await history(box);
+  await ckptJson(box, ['share', 'init', '--remote', remote]);
+  await ckptJson(box, ['fetch']);
+  const ui = await startUi(t, box);
+  const ws = (await get(ui, '/api/summary')).json.current;
+  const page = (await get(ui, `/api/timeline?ws=${ws}&limit=50`)).json;
+  const far = page.records.find((r) => r.session === 'far');
+  t.like(far.origin, { remote: 'ckpt' });
+  t.true(page.records.filter((r) => r.session !== 'far').every((r) => r.origin === null));
+  const preview = (await post(ui, '/api/preview-diff', { ws, target: far.id })).json;
+  t.true(preview.ok, preview.error);
+  const applied = (await post(ui, '/api/rollback', { ws, target: far.id, apply: true, planId: preview.planId })).json;
+  t.true(applied.ok, applied.error);
+  t.is(readFileSync(path.join(box.ws, 'far.txt'), 'utf8'), 'written on another machine\n');
 });

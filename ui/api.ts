@@ -1,7 +1,9 @@
 // The page's data: the records as the server sends them (the one view every surface gives,
 // lib/surfaces/views.ts), the state every part of the page reads and writes, and the one fetch
 // wrapper (GET, or POST with a JSON body; an answer without ok: true throws its error). No elements.
-import type { CheckpointView, OperationView } from '../lib/surfaces/views.js';
+import type { CheckpointView, OperationView, PendingRewind } from '../lib/surfaces/views.js';
+
+export type Rewind = PendingRewind;
 
 export type Entry = CheckpointView;
 export type Operation = OperationView;
@@ -15,7 +17,7 @@ export interface Workspace {
 }
 export type Row =
   | { kind: 'session'; key: string; session: string | null; agent: string | null; time: number }
-  | { kind: 'turn'; key: string; session: string; turn: number; title: string | null; before: Entry }
+  | { kind: 'turn'; key: string; session: string; turn: number; label: string; title: string | null; before: Entry }
   | { kind: 'checkpoint'; key: string; entry: Entry };
 
 export interface SessionInfo {

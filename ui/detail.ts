@@ -2,7 +2,7 @@
 // browser and its diffs, and a compare of two points. Restores and reverts open a dialog.
 import { shortId as short, shortSession } from '../lib/model/short-ids.js';
 import { type Entry, type Row, api, state } from './api.js';
-import { previewRestore, showError } from './dialogs.js';
+import { previewRestore, showError, showResume } from './dialogs.js';
 import { $, age, el, renderDiff, statsNode } from './dom.js';
 
 function diffStyleToggle(onChange: () => void): HTMLElement {
@@ -88,17 +88,25 @@ export async function openRow(row: Row): Promise<void> {
     return;
   }
   if (row.kind === 'turn') {
-    const address = `turn:${row.turn}@${row.session}`;
-    const preview = el('button', { type: 'button' }, `Preview restore to before turn ${row.turn}`);
-    preview.addEventListener('click', () => void previewRestore({ target: address, mode: 'asof' }, `Restore to before turn ${row.turn}`));
-    const revertTurn = el('button', { type: 'button', class: 'ghost' }, `Preview revert of turn ${row.turn}’s tool calls`);
-    const range = `turn:${row.turn}..turn:${row.turn}@${row.session}`;
-    revertTurn.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert turn ${row.turn}`));
+    const address = `turn:${row.label}@${row.session}`;
+    const left = row.label.includes('~');
+    const preview = el('button', { type: 'button' }, `Preview restore to before turn ${row.label}`);
+    preview.addEventListener('click', () => void previewRestore({ target: address, mode: 'asof' }, `Restore to before turn ${row.label}`));
+    const resume = el('button', { type: 'button', class: 'ghost' }, `Resume the conversation before turn ${row.label}`);
+    resume.addEventListener('click', () => void showResume(address, row.label));
+    const actions = [preview, resume];
+    // A revert's turn range counts the current branch: offered for its turns only.
+    if (!left) {
+      const revertTurn = el('button', { type: 'button', class: 'ghost' }, `Preview revert of turn ${row.label}’s tool calls`);
+      const range = `turn:${row.label}..turn:${row.label}@${row.session}`;
+      revertTurn.addEventListener('click', () => void previewRestore({ target: range, mode: 'revert' }, `Revert turn ${row.label}`));
+      actions.push(revertTurn);
+    }
     detail.replaceChildren(
-      el('h2', {}, `Turn ${row.turn}`),
+      el('h2', {}, `Turn ${row.label}`),
       el('p', { class: 'prompt' }, row.title ? `“${row.title}”` : '(no prompt recorded)'),
-      el('p', { class: 'muted' }, `session ${row.session}`),
-      el('div', { class: 'actions' }, preview, revertTurn),
+      el('p', { class: 'muted' }, `session ${row.session}${left ? ' · on a branch a rewind inside the agent left behind' : ''}`),
+      el('div', { class: 'actions' }, ...actions),
     );
     return;
   }
@@ -134,8 +142,9 @@ export async function openRow(row: Row): Promise<void> {
     ['what', [e.agent, e.kind, e.tool].filter(Boolean).join(' · ')],
     ['input', e.input ?? ''],
     ['message', e.message ?? ''],
-    ['session', e.session ? `${e.session} · turn ${e.turn ?? '-'} · step ${e.step ?? '-'}` : ''],
+    ['session', e.session ? `${e.session} · turn ${e.turnLabel ?? '-'} · step ${e.step ?? '-'}` : ''],
     ['failed', e.failed ? (e.error ?? 'yes') : ''],
+    ['from', e.origin ? `${e.origin.remote}, writer ${e.origin.writer} (its id there ${short(e.origin.source)})` : ''],
     ['base', info.base ? `diff from ${info.base.id ? short(info.base.id) : 'nothing'} (${info.base.reason})` : ''],
     ['not captured', e.skippedCount ? `${e.skippedCount} path(s): see git ckpt show` : ''],
   ].filter(([, v]) => v);

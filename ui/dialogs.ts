@@ -175,3 +175,53 @@ export function showError(title: string, err: unknown): void {
     ),
   );
 }
+
+/** What `git ckpt resume` would do for a turn, and the commands the user runs: the page starts no agent. */
+export async function showResume(address: string, label: string): Promise<void> {
+  let plan: {
+    commandLine: string;
+    steps: string[];
+    headlessLine: string | null;
+    resumeCommand: string;
+    files: { action: string; path: string }[];
+  };
+  try {
+    plan = await api(`/api/resume?ws=${encodeURIComponent(state.ws)}&turn=${encodeURIComponent(address)}`);
+  } catch (err) {
+    return showError(`Resume before turn ${label}`, err);
+  }
+  const close = el('button', { type: 'button', class: 'ghost' }, 'Close');
+  close.addEventListener('click', closeModal);
+  const files = plan.files.length
+    ? el(
+        'p',
+        { class: 'muted' },
+        `It restores ${plan.files.length} path(s) first: ${plan.files
+          .slice(0, 12)
+          .map((f) => `${f.action} ${f.path}`)
+          .join(', ')}${plan.files.length > 12 ? ' …' : ''}`,
+      )
+    : el('p', { class: 'muted' }, 'The files already are as they were before that turn.');
+  $('modal').hidden = false;
+  $('modal').replaceChildren(
+    el(
+      'div',
+      { class: 'dialog', role: 'dialog' },
+      el('h2', {}, `Resume before turn ${label}`),
+      el('p', {}, 'In a terminal in the workspace:'),
+      el('pre', { class: 'command' }, plan.resumeCommand),
+      files,
+      el('p', {}, 'It then opens the conversation with:'),
+      el('pre', { class: 'command' }, plan.commandLine),
+      ...plan.steps.map((s) => el('p', { class: 'muted' }, `and inside it: ${s}`)),
+      ...(plan.headlessLine
+        ? [
+            el('p', { class: 'muted' }, 'or, headless, right before that prompt in a fork:'),
+            el('pre', { class: 'command' }, plan.headlessLine),
+          ]
+        : []),
+      el('div', { class: 'actions' }, close),
+    ),
+  );
+  close.focus();
+}

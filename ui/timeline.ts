@@ -2,7 +2,8 @@
 // virtualized list, the selection (which opens the row in the detail pane) and the paging that
 // loads every checkpoint, the first page first.
 import { shortId as short, shortSession } from '../lib/model/short-ids.js';
-import { type Entry, type Row, type SessionInfo, api, state } from './api.js';
+import { type Entry, type Rewind, type Row, type SessionInfo, api, state } from './api.js';
+import { previewRestore } from './dialogs.js';
 import { openRow } from './detail.js';
 import { $, age, el, statsNode } from './dom.js';
 
@@ -52,7 +53,16 @@ export function buildRows(): void {
     }
     if (e.session !== null && e.turn !== null && e.turn !== turn) {
       turn = e.turn;
-      rows.push({ kind: 'turn', key: `t:${e.session}:${e.turn}:${i}`, session: e.session, turn: e.turn, title: e.prompt, before: e });
+      const label = e.turnLabel ?? String(e.turn);
+      rows.push({
+        kind: 'turn',
+        key: `t:${e.session}:${e.turn}:${i}`,
+        session: e.session,
+        turn: e.turn,
+        label,
+        title: e.prompt,
+        before: e,
+      });
     }
     rows.push({ kind: 'checkpoint', key: e.id, entry: e });
   }
@@ -83,8 +93,9 @@ function rowNode(row: Row, index: number): HTMLElement {
   if (row.kind === 'turn')
     return el(
       'div',
-      { class: `row turn${selected}`, title: row.title ?? '' },
-      el('span', { class: 'turn-no' }, `turn ${row.turn}`),
+      { class: `row turn${selected}${row.label.includes('~') ? ' left' : ''}`, title: row.title ?? '' },
+      // A turn a rewind inside the agent left behind is named on its old branch: turn 2~1.
+      el('span', { class: 'turn-no' }, `turn ${row.label}`),
       el('span', { class: 'title' }, row.title ? `“${row.title}”` : ''),
     );
   const e = row.entry;
@@ -92,6 +103,25 @@ function rowNode(row: Row, index: number): HTMLElement {
     e.failed ? el('span', { class: 'mark fail', title: e.error ?? 'failed' }, '✗') : null,
     e.subagent ? el('span', { class: 'mark sub', title: `subagent ${e.subagent.type ?? e.subagent.id}` }, 'sub') : null,
     e.degraded ? el('span', { class: 'mark warn', title: 'objects missing from the store' }, '⚠') : null,
+    // A session forked from another (inside the agent): which one, and after which of its turns.
+    e.fork
+      ? el(
+          'span',
+          {
+            class: 'mark fork',
+            title: `forked from session ${e.fork.session}${e.fork.turnLabel ? ` after its turn ${e.fork.turnLabel}` : ''}`,
+          },
+          'fork',
+        )
+      : null,
+    // Fetched from another machine's store: where from, and its id there.
+    e.origin
+      ? el(
+          'span',
+          { class: 'mark origin', title: `from ${e.origin.remote}, writer ${e.origin.writer}; its id there ${e.origin.source}` },
+          e.origin.remote,
+        )
+      : null,
   ];
   return el(
     'div',
@@ -130,12 +160,35 @@ export function select(index: number, open = true): void {
   if (open) void openRow(state.rows[index]!);
 }
 
+/** A line per rewind inside an agent that left the workspace out of step with the conversation, as status says it. */
+function showRewinds(rewinds: Rewind[]): void {
+  const notice = $('notice');
+  notice.hidden = rewinds.length === 0;
+  notice.replaceChildren(
+    ...rewinds.map((r) => {
+      const preview = el('button', { type: 'button' }, `Preview restore to before turn ${r.beforeTurn}`);
+      preview.addEventListener(
+        'click',
+        () => void previewRestore({ target: r.address, mode: 'asof' }, `Restore to before turn ${r.beforeTurn}`),
+      );
+      const what = r.kind === 'code' ? `what the agent's rewind did not put back of ${r.turns}` : `${r.turns}'s changes`;
+      return el(
+        'p',
+        {},
+        `Session ${shortSession(r.session)}'s conversation was rewound to before turn ${r.beforeTurn} (${age(r.time)}); the workspace still has ${what} (${r.pending} file${r.pending === 1 ? '' : 's'}${r.shell ? `, ${r.shell} only by the shell` : ''}). `,
+        preview,
+      );
+    }),
+  );
+}
+
 export async function loadTimeline(): Promise<void> {
   const load = ++state.loading;
-  const first = await api<{ total: number; records: Entry[]; sessions: SessionInfo[] }>(
+  const first = await api<{ total: number; records: Entry[]; sessions: SessionInfo[]; rewinds: Rewind[] }>(
     `/api/timeline?ws=${encodeURIComponent(state.ws)}&limit=${FIRST_PAGE}`,
   );
   if (load !== state.loading) return;
+  showRewinds(first.rewinds);
   state.sessions = new Map(first.sessions.map((x) => [x.id, x]));
   const selectedKey = state.rows[state.selected]?.key;
   state.entries = first.records;

@@ -212,7 +212,12 @@ async function codexCheck(
  * TRUST_PARENT the rule path's parent and below, DO_NOT_TRUST nothing), after
  * the environment's overrides.
  */
-function geminiTrusts(folder: string, rules: Record<string, unknown>, env: NodeJS.ProcessEnv): { trusted: boolean; why: string } {
+function geminiTrusts(
+  folder: string,
+  rules: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  file = '~/.gemini/trustedFolders.json',
+): { trusted: boolean; why: string } {
   if (env.GEMINI_CLI_TRUST_WORKSPACE === 'true') return { trusted: true, why: 'GEMINI_CLI_TRUST_WORKSPACE=true' };
   if (env.GEMINI_CLI_TRUST_WORKSPACE === 'false') return { trusted: false, why: 'GEMINI_CLI_TRUST_WORKSPACE=false' };
   if (env.GEMINI_RESTRICTED_MODE === 'true') return { trusted: false, why: 'GEMINI_RESTRICTED_MODE=true' };
@@ -226,10 +231,10 @@ function geminiTrusts(folder: string, rules: Record<string, unknown>, env: NodeJ
       best = {
         length,
         trusted: rule === 'TRUST_FOLDER' || rule === 'TRUST_PARENT',
-        why: `${rulePath}: ${String(rule)} in ~/.gemini/trustedFolders.json`,
+        why: `${rulePath}: ${String(rule)} in ${file}`,
       };
   }
-  return best ?? { trusted: false, why: 'no rule in ~/.gemini/trustedFolders.json covers it' };
+  return best ?? { trusted: false, why: `no rule in ${file} covers it` };
 }
 
 /**
@@ -292,6 +297,96 @@ function geminiCheck(scope: Scope, projectRoot: string | null, env: NodeJS.Proce
   );
 }
 
+// ---------------------------------------------------------------- Qwen Code
+
+/**
+ * Pure: Qwen Code's verdict (a Gemini CLI fork). User hooks always run; project
+ * hooks only in a trusted folder, and every folder is trusted while folder
+ * trust is off (its default). `disableAllHooks` turns them all off.
+ * @public (tests use it)
+ */
+export function qwenVerdict(
+  scope: Scope,
+  projectRoot: string | null,
+  userSettings: Json | undefined,
+  projectSettings: Json | undefined,
+  trustedFolders: Json | undefined,
+): RunVerdict {
+  for (const [where, settings] of [
+    ['~/.qwen/settings.json', userSettings],
+    ['.qwen/settings.json', projectSettings],
+  ] as const)
+    if (settings?.disableAllHooks === true)
+      return { runs: 'no', reason: `disableAllHooks is true in ${where}`, step: `remove "disableAllHooks": true from ${where}` };
+  if (scope === 'user') return { runs: 'yes', reason: 'hooks in ~/.qwen/settings.json run in every folder, trusted or not' };
+  const folderTrust = ((userSettings?.security as Json | undefined)?.folderTrust ?? {}) as Json;
+  if (folderTrust.enabled !== true) return { runs: 'yes', reason: 'folder trust is off (its default), so every folder is trusted' };
+  if (!projectRoot) return { runs: 'unknown', reason: 'Qwen Code runs project hooks only in folders it trusts' };
+  const { trusted, why } = geminiTrusts(projectRoot, (trustedFolders ?? {}) as Record<string, unknown>, {}, '~/.qwen/trustedFolders.json');
+  if (trusted) return { runs: 'yes', reason: `the folder is trusted (${why})` };
+  return {
+    runs: 'no',
+    reason: `Qwen Code drops project hooks in a folder it does not trust (${why})`,
+    step: 'trust the folder when Qwen Code asks, or install at --scope user (user hooks need no trust)',
+  };
+}
+
+function qwenCheck(scope: Scope, projectRoot: string | null, env: NodeJS.ProcessEnv): RunVerdict {
+  const dir = env.QWEN_HOME ?? path.join(home(env), '.qwen');
+  return qwenVerdict(
+    scope,
+    projectRoot,
+    readJson(path.join(dir, 'settings.json')),
+    projectRoot ? readJson(path.join(projectRoot, '.qwen', 'settings.json')) : undefined,
+    readJson(env.QWEN_CODE_TRUSTED_FOLDERS_PATH ?? path.join(dir, 'trustedFolders.json')),
+  );
+}
+
+/** Pure: the trusted folder that covers `projectRoot` (it or a folder above it), if any. */
+function coveringFolder(projectRoot: string | null, folders: readonly string[]): string | undefined {
+  if (!projectRoot) return undefined;
+  const root = path.resolve(projectRoot);
+  return folders.find((f) => root === path.resolve(f) || root.startsWith(path.resolve(f) + path.sep));
+}
+
+// ---------------------------------------------------------------- Factory Droid
+
+/**
+ * Pure: Droid's verdict. `hooks.hooksDisabled` turns every hook off; `droid exec` runs project hooks in
+ * any folder, the interactive TUI only once the folder is trusted (`trustedFolders` in its settings).
+ * @public (tests use it)
+ */
+export function droidVerdict(
+  scope: Scope,
+  projectRoot: string | null,
+  userSettings: Json | undefined,
+  projectSettings: Json | undefined,
+): RunVerdict {
+  for (const [where, settings] of [
+    ['~/.factory/settings.json', userSettings],
+    ['.factory/settings.json', projectSettings],
+  ] as const)
+    if (((settings?.hooks ?? {}) as Json).hooksDisabled === true)
+      return { runs: 'no', reason: `hooks.hooksDisabled is true in ${where}`, step: `remove "hooksDisabled": true from ${where}` };
+  if (scope === 'user') return { runs: 'yes', reason: 'hooks in ~/.factory/settings.json run in every folder' };
+  const by = coveringFolder(projectRoot, Object.keys((userSettings?.trustedFolders ?? {}) as Json));
+  if (by) return { runs: 'yes', reason: `the folder is trusted (${by} in trustedFolders)` };
+  return {
+    runs: 'unknown',
+    reason: '`droid exec` runs project hooks in any folder; the interactive droid only in a folder you trusted',
+    step: 'trust the folder when droid asks (or install at --scope user)',
+  };
+}
+
+function droidCheck(scope: Scope, projectRoot: string | null, env: NodeJS.ProcessEnv): RunVerdict {
+  return droidVerdict(
+    scope,
+    projectRoot,
+    readJson(path.join(home(env), '.factory', 'settings.json')),
+    projectRoot ? readJson(path.join(projectRoot, '.factory', 'settings.json')) : undefined,
+  );
+}
+
 // ---------------------------------------------------------------- Copilot CLI
 
 /** Pure: Copilot CLI's verdict from its config.json (trustedFolders; a folder covers the ones below it). @public (tests use it) */
@@ -301,8 +396,7 @@ export function copilotVerdict(scope: Scope, projectRoot: string | null, config:
   const folders = Array.isArray(config?.trustedFolders)
     ? (config.trustedFolders as unknown[]).filter((f): f is string => typeof f === 'string')
     : [];
-  const root = projectRoot ? path.resolve(projectRoot) : null;
-  const by = root ? folders.find((f) => root === path.resolve(f) || root.startsWith(path.resolve(f) + path.sep)) : undefined;
+  const by = coveringFolder(projectRoot, folders);
   if (by) return { runs: 'yes', reason: `the folder is trusted (${by} in trustedFolders)` };
   return {
     runs: 'no',
@@ -314,6 +408,17 @@ export function copilotVerdict(scope: Scope, projectRoot: string | null, config:
 function copilotCheck(scope: Scope, projectRoot: string | null, env: NodeJS.ProcessEnv): RunVerdict {
   const dir = env.COPILOT_HOME ?? path.join(home(env), '.copilot');
   return copilotVerdict(scope, projectRoot, readJson(path.join(dir, 'config.json')), env);
+}
+
+// ---------------------------------------------------------------- OpenCode and Kilo
+
+/** Pure: OpenCode (and Kilo) load every plugin file in their plugin folders at start, with no trust step. */
+function pluginCheck(agent: 'opencode' | 'kilo', scope: Scope): RunVerdict {
+  const name = agent === 'opencode' ? 'OpenCode' : 'Kilo Code CLI';
+  return {
+    runs: 'yes',
+    reason: `${name} loads every plugin in its ${scope === 'project' ? "project's" : "user's"} plugin folder when it starts (a running ${name} picks it up at its next start)`,
+  };
 }
 
 // ---------------------------------------------------------------- all agents
@@ -336,11 +441,28 @@ export async function willRunHooks(
       return geminiCheck(scope, projectRoot, env);
     case 'copilot':
       return copilotCheck(scope, projectRoot, env);
+    case 'qwen':
+      return qwenCheck(scope, projectRoot, env);
+    case 'droid':
+      return droidCheck(scope, projectRoot, env);
     case 'cursor':
       return {
         runs: 'unknown',
         reason: 'Cursor keeps its workspace trust where git-ckpt cannot read it',
         step: scope === 'project' ? 'trust the workspace in Cursor (project hooks run only in a trusted workspace)' : undefined,
+      };
+    case 'opencode':
+    case 'kilo':
+      return pluginCheck(agent, scope);
+    case 'cline':
+      return {
+        runs: 'yes',
+        reason: `Cline 3 runs every hook file in ${scope === 'project' ? '.clinerules/hooks' : '~/.cline/hooks'} by its event's name, with no setting to turn on`,
+      };
+    case 'pi':
+      return {
+        runs: 'yes',
+        reason: `pi loads every extension in ${scope === 'project' ? '.pi/extensions' : 'its agent folder’s extensions/'} when it starts, with no trust step (a running pi picks it up at its next start or /reload)`,
       };
   }
 }

@@ -6,7 +6,7 @@
  */
 import { CkptError } from '../model/errors.js';
 import type { Phase } from '../model/hook-payload.js';
-import { isObject, type HookAgent, type Json, type Scope } from './agent-config.js';
+import { isObject, type ConfigAgent, type HookAgent, type Json, type Scope } from './agent-config.js';
 
 /** The entry script's file name: how our handlers are recognised in any config. */
 export const ENTRY_NAME = 'git-ckpt-hook';
@@ -83,6 +83,7 @@ const READ_ONLY_TOOLS = {
     'enter_plan_mode',
     'exit_plan_mode',
   ],
+  droid: ['Read', 'LS', 'Grep', 'Glob', 'TodoWrite', 'WebSearch', 'FetchUrl'],
 } as const;
 
 /** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
@@ -145,7 +146,7 @@ function flatStyle(
 }
 
 /** @public (tests use it) */
-export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
+export const AGENT_SPECS: Record<ConfigAgent, AgentSpec> = {
   claude: claudeStyle('.claude', 'settings.json', true, allToolsBut(READ_ONLY_TOOLS.claude)),
   // Codex has no PostToolUseFailure (its PostToolUse also fires after a failed shell command), and
   // hooks only its shell, apply_patch and MCP tools; its matcher is a Rust regex, without look-ahead.
@@ -172,6 +173,24 @@ export const AGENT_SPECS: Record<HookAgent, AgentSpec> = {
     'command',
     (command) => ({ command, timeout: TIMEOUT_S }),
   ),
+  // Qwen Code copied Claude Code's events and payloads; its timeouts are in milliseconds (0.15; later
+  // versions read a value of 1000 or more as milliseconds still), its settings carry a `$version` it
+  // would otherwise write back itself. Tool names are matched with aliases and unanchored regexps: all.
+  // Its PostToolUse stays synchronous: a shell that exited non-zero is reported only there (`Exit Code:
+  // 3` in its text), and a background post would land after the next call took its changes.
+  qwen: {
+    ...claudeStyle('.qwen', 'settings.json', true, '*'),
+    skeleton: { $version: 4 },
+    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S * 1000 }),
+  },
+  // Factory's Droid copied Claude Code's hooks (no PostToolUseFailure: a failed tool fires no post at all,
+  // and the next call's pre takes what it changed). `.factory/settings.json` `hooks`; a `hooks.json`
+  // next to it replaces the same events, so ours live in settings.json. Its PostToolUse stays
+  // synchronous: a shell's exit status is told only there.
+  droid: {
+    ...claudeStyle('.factory', 'settings.json', false, allToolsBut(READ_ONLY_TOOLS.droid)),
+    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
+  },
   copilot: flatStyle(
     { project: '.github/hooks/git-ckpt.json', user: '.copilot/hooks/git-ckpt.json' },
     { prompt: 'userPromptSubmitted', stop: 'agentStop' },
@@ -219,7 +238,7 @@ export function hasHttpHooks(agent: HookAgent): boolean {
   return HTTP_EVENTS[agent] !== undefined;
 }
 
-function httpHandler(http: HttpTransport, agent: HookAgent, phase: Phase): Record<string, unknown> {
+function httpHandler(http: HttpTransport, agent: ConfigAgent, phase: Phase): Record<string, unknown> {
   return {
     type: 'http',
     url: `http://127.0.0.1:${http.port}/hook/${agent}/${phase}`,
@@ -260,7 +279,7 @@ function eventList(hooks: Json, event: string, file: string): unknown[] {
 }
 
 /** Pure: the config without any of our handlers (other hooks and groups kept as they were). @public (tests use it) */
-export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Json {
+export function removeHooks(config: Json, agent: ConfigAgent, file = 'config'): Json {
   const spec = AGENT_SPECS[agent];
   const hooks = hooksTable(config, file);
   const next: Json = {};
@@ -296,7 +315,7 @@ export function removeHooks(config: Json, agent: HookAgent, file = 'config'): Js
   return out;
 }
 
-function desiredEntry(spec: AgentSpec, agent: HookAgent, wiring: EventWiring, script: string, http?: HttpTransport): unknown {
+function desiredEntry(spec: AgentSpec, agent: ConfigAgent, wiring: EventWiring, script: string, http?: HttpTransport): unknown {
   const handler =
     http && HTTP_EVENTS[agent]?.has(wiring.event)
       ? httpHandler(http, agent, wiring.phase)
@@ -309,7 +328,7 @@ function desiredEntry(spec: AgentSpec, agent: HookAgent, wiring: EventWiring, sc
  * Pure: the config with our handlers wired for every event (idempotent); with
  * `http`, the agent's tool events as HTTP hooks to the daemon. @public (tests use it)
  */
-export function mergeHooks(config: Json, agent: HookAgent, script: string, file = 'config', http?: HttpTransport): Json {
+export function mergeHooks(config: Json, agent: ConfigAgent, script: string, file = 'config', http?: HttpTransport): Json {
   const spec = AGENT_SPECS[agent];
   const table = hooksTable(config, file);
   for (const w of spec.events) eventList(table, w.event, file);
@@ -323,7 +342,7 @@ export function mergeHooks(config: Json, agent: HookAgent, script: string, file 
 }
 
 /** Pure: how each wired event reaches git-ckpt: `http` (to the daemon) or `command`. @public (tests use it) */
-export function transports(config: Json, agent: HookAgent): Record<string, 'http' | 'command'> {
+export function transports(config: Json, agent: ConfigAgent): Record<string, 'http' | 'command'> {
   const spec = AGENT_SPECS[agent];
   const out: Record<string, 'http' | 'command'> = {};
   if (!isObject(config.hooks)) return out;
@@ -337,12 +356,12 @@ export function transports(config: Json, agent: HookAgent): Record<string, 'http
 }
 
 /** Pure: the events where our handler is wired (whatever script path it names). @public (tests use it) */
-export function wiredEvents(config: Json, agent: HookAgent): string[] {
+export function wiredEvents(config: Json, agent: ConfigAgent): string[] {
   return Object.keys(transports(config, agent));
 }
 
 /** Pure: whether every event carries exactly the wanted handler, once. */
-function isWired(config: Json, agent: HookAgent, script: string, http?: HttpTransport): boolean {
+function isWired(config: Json, agent: ConfigAgent, script: string, http?: HttpTransport): boolean {
   const spec = AGENT_SPECS[agent];
   if (!isObject(config.hooks)) return false;
   const hooks = config.hooks;

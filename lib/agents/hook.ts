@@ -4,21 +4,33 @@
  * only the neutral output it requires, and every problem goes to `hook.log` in
  * the store (or, without a store, next to the store root).
  */
+import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Workspace } from '../workspace.js';
 import { CkptError } from '../model/errors.js';
-import { hookMessage, kindForPhase, neutralOutput, parseHookPayload, promptTitle, type HookEvent } from '../model/hook-payload.js';
+import {
+  hookMessage,
+  kindForPhase,
+  neutralOutput,
+  outputWithMessage,
+  parseHookPayload,
+  promptTitle,
+  type HookEvent,
+} from '../model/hook-payload.js';
 import { updateSessionState } from '../store/sessions.js';
 import { snapshotLocked, type SnapshotResult } from '../capture/snapshot.js';
 import { numberEvent, titleRecorded, type Numbering } from '../model/turns.js';
 import { rootHookLog, storePaths, storeRoot, type StorePaths } from '../store/store.js';
-import { DEFAULT_SETTINGS, type Settings } from '../store/settings.js';
+import { DEFAULT_SETTINGS, readUserSettings, type Settings } from '../store/settings.js';
 import { callFailure } from './transcript.js';
+import { followRewind, noticeRewindLocked, type RewindFinding } from './rewind.js';
+import { rewindCheckDue } from '../model/rewind-detect.js';
 import { noCheckpointYet, runningBaseline } from '../capture/baseline.js';
 import { displayPath, unsafePathReason } from '../model/paths.js';
 import { locateWorkspace } from '../store/locate.js';
+import { cliEntry } from '../store/layout.js';
 import type { ChangeSource } from '../store/context.js';
 
 export interface HookRun {
@@ -138,8 +150,14 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
   adopted?: string;
   /** This post's changes were already taken by a later hook. */
   taken?: boolean;
+  /** A turn's start or end that came after its moment: its turn's calls record what changed. */
+  late?: boolean;
   /** What is not captured now, when that differs from what was last logged. */
   skipNote?: string;
+  /** A rewind of the conversation inside the agent was noticed under the lock: what it left. */
+  rewind?: RewindFinding;
+  /** And what the user is told of it, once followed. */
+  rewindNotice?: string;
 };
 
 /**
@@ -148,9 +166,26 @@ type HookEventResult = Omit<SnapshotResult, 'tree'> & {
  * Content dedup makes a hook that fires twice for one change create one
  * checkpoint. Lock wait and snapshot share the hook budget, counted from `startedAt`.
  */
-async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: number, note: (text: string) => void): Promise<HookEventResult> {
-  // A new store's settings are read once it is made under the lock; that wait has the default budget.
-  const settings = await ws.settings({ lockTimeoutMs: Math.max(1, DEFAULT_SETTINGS.hookBudgetMs - (Date.now() - startedAt)) });
+async function recordHookEvent(
+  ws: Workspace,
+  event: HookEvent,
+  timing: { startedAt: number; newStoreWaitMs: number },
+  note: (text: string) => void,
+): Promise<HookEventResult> {
+  const result = await recordLocked(ws, event, timing, note);
+  // Followed after the lock is released: a restore takes it itself.
+  if (!result.rewind || event.session === null) return result;
+  return { ...result, ...(await followRewind(ws, event, result.rewind, note)) };
+}
+
+async function recordLocked(
+  ws: Workspace,
+  event: HookEvent,
+  { startedAt, newStoreWaitMs }: { startedAt: number; newStoreWaitMs: number },
+  note: (text: string) => void,
+): Promise<HookEventResult> {
+  // A new store's settings are read once it is made under the lock; that wait has the user's own budget.
+  const settings = await ws.settings({ lockTimeoutMs: Math.max(1, newStoreWaitMs - (Date.now() - startedAt)) });
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
   if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId) {
@@ -169,6 +204,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       const step = numbered?.step ?? null;
       if (numbered?.duplicate) return { ...nothing, duplicate: true, turn, step };
       if (numbered?.taken) return { ...nothing, taken: true, turn, step };
+      if (numbered?.late) return { ...nothing, late: true, turn, step };
       const budget = left();
       if (budget <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out while waiting for the lock`);
       // The previous call's post has not come (it runs in the background, or was killed): what changed is its.
@@ -178,8 +214,14 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
       let prompt = numbered?.title ?? undefined;
       if (adopt && event.session !== null) {
         const adoptedPrompt = adopt.turn === turn ? prompt : undefined;
-        // Codex writes a failed command's exit code only to its transcript.
-        const failure = event.agent === 'codex' ? await codexFailure(adopt.transcript, adopt.callId, left(), note) : null;
+        // Codex writes a failed command's exit code only to its transcript; Droid sends a post only for a call
+        // that succeeded (synchronously, before its next call), so one that never came is a failure.
+        const failure =
+          event.agent === 'codex' && adopt.callId !== null
+            ? await codexFailure(adopt.transcript, adopt.callId, left(), note)
+            : event.agent === 'droid' && adopt.callId === null
+              ? 'failed (Droid sends no post for a failed call)'
+              : null;
         const what = adopt.tool ? `${adopt.tool}${adopt.input ? `: ${adopt.input}` : ''}` : 'post';
         adopted = await snapshotLocked(ctx, {
           kind: 'post',
@@ -191,7 +233,7 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
           hook: {
             agent: event.agent,
             phase: 'post',
-            call: adopt.callId,
+            call: adopt.callId ?? undefined,
             input: adopt.input ?? undefined,
             agentTurn: adopt.agentTurn ?? undefined,
             transcript: adopt.transcript ?? undefined,
@@ -242,7 +284,34 @@ async function recordHookEvent(ws: Workspace, event: HookEvent, startedAt: numbe
             .join(', ')}`
         : '';
       const skipNote = changedSkipNote(ctx.paths.hookSkips, skips) && skips ? skips : undefined;
-      return { ...result, turn, step, ...(adopted?.created ? { adopted: adopted.id } : {}), ...(skipNote ? { skipNote } : {}) };
+      // A rewind inside the agent shows in its transcript by now (rewind-detect.ts): once per turn, failing open.
+      const due = numbered && event.session !== null ? rewindCheckDue(event, turn, numbered.state.rewindChecked) : null;
+      const rewind =
+        due && turn !== null
+          ? await noticeRewindLocked(
+              ctx,
+              event,
+              due,
+              turn,
+              numbered!.state,
+              result.tree,
+              { readMs: Math.min(TRANSCRIPT_WAIT_MS, Math.max(1, left())), left },
+              note,
+            ).catch((err: unknown) => {
+              note(
+                `a rewind inside the agent was not followed (for Claude, the next event of the turn tries again): ${(err as Error).message}`,
+              );
+              return undefined;
+            })
+          : undefined;
+      return {
+        ...result,
+        ...(rewind ? { rewind } : {}),
+        turn,
+        step,
+        ...(adopted?.created ? { adopted: adopted.id } : {}),
+        ...(skipNote ? { skipNote } : {}),
+      };
     },
     { lockTimeoutMs: Math.max(1, left()) },
   );
@@ -274,6 +343,48 @@ async function settingsWithoutLock(ws: Workspace, store: StorePaths): Promise<Se
   return existsSync(store.shadowHead) ? ws.settings() : undefined;
 }
 
+/**
+ * ckpt.share.auto=turn: at a turn's end, its session goes to the remote share init named, pushed by a
+ * git-ckpt of its own in the background: the network never holds up the agent, and no tool call's hook starts one.
+ */
+async function maybeAutoPush(ws: Workspace, store: StorePaths, event: HookEvent, env: NodeJS.ProcessEnv): Promise<void> {
+  if (event.phase !== 'turn-end' || event.session === null || !existsSync(store.share)) return;
+  try {
+    if ((await settingsWithoutLock(ws, store))?.shareAuto !== 'turn') return;
+    const args = [cliEntry(), '-C', ws.root, 'push', `--session=${event.session}`, '--auto'];
+    const child = spawn(process.execPath, args, {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...env, GIT_CKPT_HOME: path.dirname(store.dir) },
+    });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    /* a push is never worth a hook's failure: the next turn's end tries again */
+  }
+}
+
+/**
+ * How long a hook may wait for a store another process is making: the user's own ckpt.hookBudget, since the
+ * store's settings cannot be read before it exists (an existing store's are read without the lock).
+ */
+async function newStoreWaitMs(store: StorePaths, env: NodeJS.ProcessEnv): Promise<number> {
+  if (existsSync(store.shadowHead)) return DEFAULT_SETTINGS.hookBudgetMs;
+  return (await readUserSettings(env).catch(() => DEFAULT_SETTINGS)).hookBudgetMs;
+}
+
+/**
+ * Whether ckpt.daemon is on for this workspace. A store made a moment ago (the first snapshot is
+ * still creating it) has no cached settings yet: the user's own config decides then.
+ */
+async function daemonWanted(ws: Workspace, store: StorePaths, env: NodeJS.ProcessEnv): Promise<boolean> {
+  try {
+    return ((await settingsWithoutLock(ws, store)) ?? (await readUserSettings(env))).daemon;
+  } catch {
+    return DEFAULT_SETTINGS.daemon;
+  }
+}
+
 /** Number an event without a checkpoint (the first snapshot holds the workspace lock meanwhile). */
 async function numberOnly(ws: Workspace, store: StorePaths, event: HookEvent): Promise<Numbering | undefined> {
   if (event.session === null) return undefined;
@@ -282,9 +393,16 @@ async function numberOnly(ws: Workspace, store: StorePaths, event: HookEvent): P
   return updateSessionState(store.dir, event.session, (state) => numberEvent(state, { ...event, title }, Date.now()));
 }
 
-export async function runHook(agentArg: string, phaseArg: string, payload: string, options: HookOptions): Promise<HookRun> {
-  const event = parseHookPayload(agentArg, phaseArg, payload, options.env);
-  const stdout = neutralOutput(event.agent);
+export async function runHook(
+  agentArg: string,
+  phaseArg: string,
+  payload: string,
+  options: HookOptions,
+  /** The same payload already parsed with `options.env` (the daemon reads it when the event arrives). */
+  parsed?: HookEvent,
+): Promise<HookRun> {
+  const event = parsed ?? parseHookPayload(agentArg, phaseArg, payload, options.env);
+  let stdout = neutralOutput(event.agent);
   const logged: string[] = [];
   const stamp = () => new Date().toISOString();
   const note = (text: string) => logged.push(`${stamp()} ${event.agent} ${event.phase} ${event.session ?? '-'}: ${text}`);
@@ -317,18 +435,26 @@ export async function runHook(agentArg: string, phaseArg: string, payload: strin
       const numbered = await numberOnly(ws, store, event);
       numbering = { baseline: true, turn: numbered?.turn ?? null, step: numbered?.step ?? null };
     } else {
-      const result = await recordHookEvent(ws, event, options.startedAt, note);
+      const timing = { startedAt: options.startedAt, newStoreWaitMs: await newStoreWaitMs(store, options.env) };
+      const result = await recordHookEvent(ws, event, timing, note);
       if (result.created) created = result.id;
-      numbering = { turn: result.turn, step: result.step, duplicate: Boolean(result.duplicate), deferred: Boolean(result.deferred) };
+      numbering = {
+        turn: result.turn,
+        step: result.step,
+        duplicate: Boolean(result.duplicate),
+        deferred: Boolean(result.deferred),
+        late: Boolean(result.late),
+      };
       if (result.skipNote) note(`${result.skipNote} (git ckpt status lists them)`);
+      if (result.rewindNotice) stdout = outputWithMessage(event.agent, result.rewindNotice);
     }
   } catch (err) {
     note(`no checkpoint: ${(err as Error).message ?? String(err)}`);
   }
   // Any event may find the daemon gone (killed, idle), whatever became of this one: the next hook
-  // that runs here starts it again. The settings are cached by now, or the store is still new.
-  if (!options.changesFor && opened)
-    wantsDaemon = (await settingsWithoutLock(opened.ws, opened.store).catch(() => DEFAULT_SETTINGS))?.daemon ?? false;
+  // that runs here starts it again.
+  if (!options.changesFor && opened) wantsDaemon = await daemonWanted(opened.ws, opened.store, options.env);
+  if (opened) await maybeAutoPush(opened.ws, opened.store, event, options.env);
   traceEvent(options.env, { agent: agentArg, phase: phaseArg, event, created, numbering, payload });
   if (logged.length) {
     const fallback = rootHookLog(safeStoreRoot(options.env) ?? tmpdir());

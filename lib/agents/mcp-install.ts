@@ -9,6 +9,11 @@
  *   gemini   .gemini/settings.json ~/.gemini/settings.json    mcpServers
  *   cursor   .cursor/mcp.json      ~/.cursor/mcp.json         mcpServers
  *   copilot  .github/mcp.json      $COPILOT_HOME/mcp-config.json  mcpServers (type local)
+ *   qwen     .qwen/settings.json   ~/.qwen/settings.json      mcpServers (Gemini CLI's, which it forked)
+ *   opencode opencode.json         ~/.config/opencode/opencode.json  mcp (type local, command list)
+ *   kilo     kilo.json             ~/.config/kilo/kilo.json          mcp (as OpenCode's)
+ *   droid    .factory/mcp.json     ~/.factory/mcp.json        mcpServers (type stdio)
+ *   cline    —                     ~/.cline/data/settings/cline_mcp_settings.json ($CLINE_MCP_SETTINGS_PATH)  mcpServers
  *
  * Codex's TOML is the user's own text: our table is appended between marker
  * comments and removed by them, so their comments and layout survive; the
@@ -19,14 +24,32 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CkptError } from '../model/errors.js';
-import { readConfig, readConfigText, writeConfig, writeConfigText, type HookAgent, type Json, type Scope } from './agent-config.js';
+import {
+  HOOK_AGENTS,
+  readConfig,
+  readConfigText,
+  writeConfig,
+  writeConfigText,
+  type HookAgent,
+  type Json,
+  type Scope,
+} from './agent-config.js';
 import { mcpEntryScript } from '../store/layout.js';
+
+/** The agents whose MCP config git-ckpt writes: every hooked agent but pi, which has no MCP client (its extensions are its tools). */
+export type McpAgent = Exclude<HookAgent, 'pi'>;
+export const MCP_AGENTS: readonly McpAgent[] = HOOK_AGENTS.filter((a): a is McpAgent => a !== 'pi');
+
+/** Pure: whether an agent reads MCP servers at this scope (Cline keeps them only in its user settings). */
+export function mcpHasScope(agent: McpAgent, scope: Scope): boolean {
+  return !(agent === 'cline' && scope === 'project');
+}
 
 /** The server's name in every agent's configuration. */
 const MCP_SERVER_NAME = 'git-ckpt';
 
 export interface McpTarget {
-  agent: HookAgent;
+  agent: McpAgent;
   scope: Scope;
   file: string;
 }
@@ -44,10 +67,16 @@ export interface McpStatus extends McpTarget {
 }
 
 const home = (env: NodeJS.ProcessEnv) => env.HOME ?? homedir();
+const configHome = (env: NodeJS.ProcessEnv) => env.XDG_CONFIG_HOME ?? path.join(home(env), '.config');
 
-export function mcpTarget(agent: HookAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): McpTarget {
+/** Where an agent's JSON config keeps its servers: OpenCode and Kilo call it `mcp`. */
+function serversKey(agent: HookAgent): 'mcp' | 'mcpServers' {
+  return agent === 'opencode' || agent === 'kilo' ? 'mcp' : 'mcpServers';
+}
+
+export function mcpTarget(agent: McpAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): McpTarget {
   const project = (rel: string) => path.join(path.resolve(projectRoot), rel);
-  const files: Record<HookAgent, () => string> = {
+  const files: Record<McpAgent, () => string> = {
     claude: () => (scope === 'project' ? project('.mcp.json') : path.join(home(env), '.claude.json')),
     codex: () =>
       scope === 'project' ? project('.codex/config.toml') : path.join(env.CODEX_HOME ?? path.join(home(env), '.codex'), 'config.toml'),
@@ -57,6 +86,16 @@ export function mcpTarget(agent: HookAgent, scope: Scope, projectRoot: string, e
       scope === 'project'
         ? project('.github/mcp.json')
         : path.join(env.COPILOT_HOME ?? path.join(home(env), '.copilot'), 'mcp-config.json'),
+    qwen: () =>
+      scope === 'project' ? project('.qwen/settings.json') : path.join(env.QWEN_HOME ?? path.join(home(env), '.qwen'), 'settings.json'),
+    opencode: () => (scope === 'project' ? project('opencode.json') : path.join(configHome(env), 'opencode', 'opencode.json')),
+    kilo: () => (scope === 'project' ? project('kilo.json') : path.join(configHome(env), 'kilo', 'kilo.json')),
+    droid: () => (scope === 'project' ? project('.factory/mcp.json') : path.join(home(env), '.factory', 'mcp.json')),
+    cline: () => {
+      if (scope === 'project') throw new CkptError('usage', 'Cline keeps MCP servers only in its user settings: use --scope user');
+      const data = env.CLINE_DATA_DIR ?? path.join(env.CLINE_DIR ?? path.join(home(env), '.cline'), 'data');
+      return env.CLINE_MCP_SETTINGS_PATH ?? path.join(data, 'settings', 'cline_mcp_settings.json');
+    },
   };
   return { agent, scope, file: files[agent]() };
 }
@@ -64,8 +103,9 @@ export function mcpTarget(agent: HookAgent, scope: Scope, projectRoot: string, e
 /** Pure: the server entry an agent's JSON configuration gets. @public (tests use it) */
 export function serverEntry(agent: HookAgent, script: string): Json {
   const launch = { command: 'sh', args: [script] };
-  if (agent === 'claude') return { type: 'stdio', ...launch };
+  if (agent === 'claude' || agent === 'droid') return { type: 'stdio', ...launch };
   if (agent === 'copilot') return { type: 'local', ...launch, tools: ['*'] };
+  if (agent === 'opencode' || agent === 'kilo') return { type: 'local', command: ['sh', script], enabled: true };
   return launch;
 }
 
@@ -107,7 +147,7 @@ function installedEntry(target: McpTarget): Json | undefined {
     const servers = readToml(target.file)?.parsed.mcp_servers as Json | undefined;
     return servers?.[MCP_SERVER_NAME] as Json | undefined;
   }
-  return (readConfig(target.file)?.mcpServers as Json | undefined)?.[MCP_SERVER_NAME] as Json | undefined;
+  return (readConfig(target.file)?.[serversKey(target.agent)] as Json | undefined)?.[MCP_SERVER_NAME] as Json | undefined;
 }
 
 /** Whether an installed entry launches what we would write: its other keys (env, timeout …) are the user's. */
@@ -117,24 +157,25 @@ function sameLaunch(installed: unknown, wanted: Json): boolean {
   return Object.keys(wanted).every((k) => JSON.stringify(entry[k]) === JSON.stringify(wanted[k]));
 }
 
-/** The `mcpServers` object of a JSON config, or a `config` error when it is something else. */
-function serversOf(config: Json | undefined, file: string): Json {
-  const servers = config?.mcpServers ?? {};
+/** The servers object (`mcpServers`, or OpenCode's `mcp`) of a JSON config, or a `config` error when it is something else. */
+function serversOf(config: Json | undefined, file: string, key: 'mcp' | 'mcpServers'): Json {
+  const servers = config?.[key] ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
-    throw new CkptError('config', `${file}: "mcpServers" is not an object; left untouched`);
+    throw new CkptError('config', `${file}: "${key}" is not an object; left untouched`);
   return servers as Json;
 }
 
 export function installMcp(target: McpTarget, script = mcpEntryScript(), env: NodeJS.ProcessEnv = process.env): McpInstallResult {
   if (target.agent === 'codex') return installToml(target, script, env);
   const current = readConfig(target.file);
-  const servers = serversOf(current, target.file);
+  const key = serversKey(target.agent);
+  const servers = serversOf(current, target.file, key);
   const entry = serverEntry(target.agent, script);
   const installed = servers[MCP_SERVER_NAME];
   if (sameLaunch(installed, entry)) return { ...target, changed: false };
   // Keys the user added to our entry (env, timeout …) stay.
   const kept = installed && typeof installed === 'object' && !Array.isArray(installed) ? (installed as Json) : {};
-  const next = { ...(current ?? {}), mcpServers: { ...servers, [MCP_SERVER_NAME]: { ...kept, ...entry } } };
+  const next = { ...(current ?? {}), [key]: { ...servers, [MCP_SERVER_NAME]: { ...kept, ...entry } } };
   const backup = writeConfig(target.file, next, current !== undefined, env);
   return { ...target, changed: true, ...(backup ? { backup } : {}) };
 }
@@ -175,10 +216,11 @@ export function uninstallMcp(target: McpTarget, env: NodeJS.ProcessEnv = process
     return { ...target, changed: true, ...(backup ? { backup } : {}) };
   }
   const current = readConfig(target.file);
-  const servers = serversOf(current, target.file);
+  const key = serversKey(target.agent);
+  const servers = serversOf(current, target.file, key);
   if (!current || !(MCP_SERVER_NAME in servers)) return { ...target, changed: false };
   const { [MCP_SERVER_NAME]: _ours, ...others } = servers;
-  const next: Json = { ...current, mcpServers: others };
+  const next: Json = { ...current, [key]: others };
   const backup = writeConfig(target.file, next, true, env);
   return { ...target, changed: true, ...(backup ? { backup } : {}) };
 }
@@ -191,9 +233,8 @@ export function mcpStatus(target: McpTarget, script = mcpEntryScript()): McpStat
     return { ...target, state: 'unreadable', error: (err as Error).message };
   }
   if (!entry) return { ...target, state: 'not installed' };
-  const named = Array.isArray(entry.args)
-    ? (entry.args as unknown[]).find((a) => typeof a === 'string' && a.endsWith('git-ckpt-mcp'))
-    : undefined;
+  const launch = [entry.args, entry.command].flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : []));
+  const named = launch.find((a) => typeof a === 'string' && a.endsWith('git-ckpt-mcp'));
   const brokenScript = typeof named === 'string' && !existsSync(named);
   const wanted = target.agent === 'codex' ? { command: 'sh', args: [script] } : serverEntry(target.agent, script);
   return { ...target, state: sameLaunch(entry, wanted) ? 'installed' : 'outdated', ...(brokenScript ? { brokenScript } : {}) };

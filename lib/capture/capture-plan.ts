@@ -5,7 +5,7 @@
  */
 import type { Ignore } from 'ignore';
 import type { SkippedPath } from '../model/ledger.js';
-import { isUtf8Path } from '../model/paths.js';
+import { ancestorsOf, isUtf8Path } from '../model/paths.js';
 import type { Settings } from '../store/settings.js';
 
 export interface ScanResult {
@@ -22,21 +22,32 @@ export interface ScanResult {
 }
 
 /** Pure: parse `git ls-files -z -t -m -d -o [--directory]` output. */
-export function parseScan(entries: string[]): ScanResult {
+export function parseScan(entries: Iterable<string>): ScanResult {
+  const scan = scanCollector();
+  for (const entry of entries) scan.add(entry);
+  return scan.result();
+}
+
+/** Pure: parseScan one entry at a time, for a listing streamed from git. */
+export function scanCollector(): { add(entry: string): void; result(): ScanResult } {
   const modified = new Set<string>();
   const deleted = new Set<string>();
   const untracked: string[] = [];
   const newDirs: string[] = [];
-  for (const entry of entries) {
-    if (entry.length < 3 || entry[1] !== ' ') continue;
-    const tag = entry[0];
-    const p = entry.slice(2);
-    if (tag === 'C') modified.add(p);
-    else if (tag === 'R') deleted.add(p);
-    else if (tag === '?') (p.endsWith('/') ? newDirs : untracked).push(p);
-  }
-  for (const p of deleted) modified.delete(p);
-  return { modified: [...modified], deleted: [...deleted], untracked, newDirs, nestedRepos: [] };
+  return {
+    add(entry) {
+      if (entry.length < 3 || entry[1] !== ' ') return;
+      const tag = entry[0];
+      const p = entry.slice(2);
+      if (tag === 'C') modified.add(p);
+      else if (tag === 'R') deleted.add(p);
+      else if (tag === '?') (p.endsWith('/') ? newDirs : untracked).push(p);
+    },
+    result() {
+      for (const p of deleted) modified.delete(p);
+      return { modified: [...modified], deleted: [...deleted], untracked, newDirs, nestedRepos: [] };
+    },
+  };
 }
 
 export interface PathFacts {
@@ -72,8 +83,21 @@ export const NO_SECRETS: SecretMatcher = { ignores: () => false };
  */
 export async function secretMatcher(patterns: string[], matchCase = false): Promise<SecretMatcher> {
   const { default: ignore } = await import('ignore');
-  return ignore({ ignorecase: !matchCase }).add(patterns);
+  const fresh = () => ignore({ ignorecase: !matchCase }).add(patterns);
+  // `ignore` caches an answer for every path and folder it is asked about, with no way to drop
+  // them: over a first snapshot of a million files that cache outgrew the path list itself.
+  let matcher = fresh();
+  let asked = 0;
+  return {
+    ignores(p: string) {
+      if (++asked % MATCHER_CACHE_PATHS === 0) matcher = fresh();
+      return matcher.ignores(p);
+    },
+  };
 }
+
+/** Paths a matcher answers before it is replaced by a fresh one (its cache with it). */
+const MATCHER_CACHE_PATHS = 32_768;
 
 export interface NewDirExpansion {
   /** Files found in each new directory; absent when the directory was over the limit. */
@@ -107,13 +131,6 @@ export function planCapture(
   skipped.push(...(scan.unreadable ?? []), ...(expansion.unreadable ?? []));
   // A new folder whose own name is not UTF-8 is not listed (planFromDisk leaves it out of the expansion).
   for (const dir of scan.newDirs) if (!isUtf8Path(dir)) skipped.push({ path: dir, reason: 'name-not-utf8' });
-  const candidates: Array<{ path: string; tracked: boolean }> = [
-    ...scan.modified.map((p) => ({ path: p, tracked: true })),
-    ...scan.untracked.map((p) => ({ path: p, tracked: false })),
-  ];
-  for (const files of expansion.files.values()) {
-    for (const p of files) candidates.push({ path: p, tracked: false });
-  }
 
   // A captured directory that became a repository of its own: its files leave the index, and
   // the repository is recorded as git records one (a gitlink), never entered again.
@@ -125,22 +142,22 @@ export function planCapture(
       inNested.add(p);
     }
   }
-  for (const { path: p, tracked } of candidates) {
-    if (inNested.has(p)) continue;
+  const consider = (p: string, tracked: boolean) => {
+    if (inNested.has(p)) return;
     if (p.endsWith('/')) {
       stage.push(p); // an embedded repository: git records its HEAD as a gitlink
-      continue;
+      return;
     }
     if (!isUtf8Path(p)) {
       skipped.push({ path: p, reason: 'name-not-utf8' });
       if (tracked) forceRemove.push(p);
-      continue;
+      return;
     }
     // What `git ckpt forget --path` removed from every checkpoint is never captured again.
     if (forgotten.ignores(p) || secrets.ignores(p)) {
       skipped.push({ path: p, reason: forgotten.ignores(p) ? 'forgotten' : 'secret' });
       if (tracked) forceRemove.push(p);
-      continue;
+      return;
     }
     const fact = facts.get(p) ?? { kind: 'missing', size: 0 };
     switch (fact.kind) {
@@ -171,7 +188,11 @@ export function planCapture(
         }
         break;
     }
-  }
+  };
+  // Modified, then untracked, then the files of new directories: one pass, no list of them all.
+  for (const p of scan.modified) consider(p, true);
+  for (const p of scan.untracked) consider(p, false);
+  for (const files of expansion.files.values()) for (const p of files) consider(p, false);
   for (const p of scan.deleted) {
     if (inNested.has(p)) continue;
     const kind = facts.get(p)?.kind;
@@ -229,18 +250,13 @@ export interface StageUnit {
   isDir: boolean;
 }
 
-interface TrieNode {
-  children: Map<string, TrieNode>;
-  /** Staged file at exactly this path. */
-  staged: boolean;
+/** What a directory holds of the staged paths, and whether it may stand for them. */
+interface DirTally {
   count: number;
   bytes: number;
+  /** Something at or below it must stay out, or it is staged as itself (a gitlink, a file turned folder). */
   blocked: boolean;
-  /** Staged as an embedded repository (`dir/`). */
-  gitlink: boolean;
 }
-
-const newNode = (): TrieNode => ({ children: new Map(), staged: false, count: 0, bytes: 0, blocked: false, gitlink: false });
 
 /**
  * Pure: fold staged paths into directory pathspecs where that is exact, because
@@ -248,49 +264,62 @@ const newNode = (): TrieNode => ({ children: new Map(), staged: false, count: 0,
  * pathspecs cost minutes where 500 directories cost milliseconds. A directory
  * stands for its files only when nothing below it must stay out (`blocked`:
  * skipped or force-removed paths), and when it holds at most `maxUnit` files,
- * so that batches stay small enough for the time budget.
+ * so that batches stay small enough for the time budget. Only directories are
+ * tallied, never a node per file: a first snapshot of a million files holds
+ * its path list and a tally per folder, nothing more.
  */
 export function stageUnits(stage: readonly string[], sizes: Map<string, number>, blocked: Iterable<string>, maxUnit: number): StageUnit[] {
-  const root = newNode();
-  /** The nodes from the root to `p`, created as needed. */
-  const walk = (p: string): TrieNode[] => {
-    const chain = [root];
-    let node = root;
-    for (const part of p.replace(/\/$/, '').split('/')) {
-      let next = node.children.get(part);
-      if (!next) {
-        next = newNode();
-        node.children.set(part, next);
+  const dirs = new Map<string, DirTally>();
+  const tally = (dir: string): DirTally => {
+    let t = dirs.get(dir);
+    if (!t) {
+      t = { count: 0, bytes: 0, blocked: false };
+      dirs.set(dir, t);
+    }
+    return t;
+  };
+  const bare = (p: string) => (p.endsWith('/') ? p.slice(0, -1) : p);
+  if (maxUnit > 0) {
+    for (const p of stage) {
+      const size = sizes.get(p) ?? 0;
+      for (const dir of ancestorsOf(bare(p))) {
+        const t = tally(dir);
+        t.count++;
+        t.bytes += size;
       }
-      node = next;
-      chain.push(node);
     }
-    return chain;
-  };
-  for (const p of blocked) for (const node of walk(p)) node.blocked = true;
-  for (const p of stage) {
-    const chain = walk(p);
-    const size = sizes.get(p) ?? 0;
-    for (const node of chain) {
-      node.count++;
-      node.bytes += size;
+    for (const p of blocked) for (const dir of [...ancestorsOf(bare(p)), bare(p)]) tally(dir).blocked = true;
+    // A path staged as itself that also has staged paths below (a gitlink, a file that is a folder now).
+    for (const p of stage) {
+      const t = dirs.get(bare(p));
+      if (t) t.blocked = true;
     }
-    const leaf = chain[chain.length - 1]!;
-    leaf.staged = true;
-    // An embedded repository (`dir/`) must stay as named: it is a gitlink, not a folder of files.
-    if (p.endsWith('/')) leaf.blocked = leaf.gitlink = true;
   }
-  const units: StageUnit[] = [];
-  const emit = (node: TrieNode, prefix: string, isRoot: boolean) => {
-    if (!isRoot && node.children.size > 0 && !node.blocked && !node.staged && node.count <= maxUnit) {
-      units.push({ pathspec: `${prefix}/`, count: node.count, bytes: node.bytes, isDir: true });
-      return;
-    }
-    if (node.staged) units.push({ pathspec: node.gitlink ? `${prefix}/` : prefix, count: 1, bytes: sizes.get(prefix) ?? 0, isDir: false });
-    for (const [name, child] of [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (child.count > 0) emit(child, isRoot ? name : `${prefix}/${name}`, false);
-    }
+  const foldable = (dir: string) => {
+    const t = dirs.get(dir);
+    return t !== undefined && !t.blocked && t.count > 0 && t.count <= maxUnit;
   };
-  emit(root, '', true);
+  const units: StageUnit[] = [];
+  const folded = new Set<string>();
+  for (const p of [...stage].sort(byComponents)) {
+    const outer = maxUnit > 0 ? ancestorsOf(bare(p)).find(foldable) : undefined;
+    if (outer === undefined) units.push({ pathspec: p, count: 1, bytes: sizes.get(p) ?? 0, isDir: false });
+    else if (!folded.has(outer)) {
+      folded.add(outer);
+      const t = dirs.get(outer)!;
+      units.push({ pathspec: `${outer}/`, count: t.count, bytes: t.bytes, isDir: true });
+    }
+  }
   return units;
+}
+
+/** Pure: path order with `/` before every other character, so a folder's paths stay together. */
+function byComponents(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return (x === 47 ? -1 : x) - (y === 47 ? -1 : y);
+  }
+  return a.length - b.length;
 }

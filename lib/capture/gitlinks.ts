@@ -17,7 +17,7 @@ import type { TreeChange } from '../model/tree.js';
 import { git, splitZ } from '../git/runner.js';
 import { writeFileAtomic, type StorePaths } from '../store/store.js';
 
-const GITLINK_MODE = '160000';
+export const GITLINK_MODE = '160000';
 
 interface GitlinkCache {
   tree: string;

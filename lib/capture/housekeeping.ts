@@ -6,10 +6,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ancestorsOf } from '../model/paths.js';
 import type { StoreContext } from '../store/context.js';
 import { cliEntry } from '../store/layout.js';
-import { readLedger, type ChangedPath } from '../model/ledger.js';
+import { readLedger } from '../model/ledger.js';
 import { diskFull } from '../model/errors.js';
 import { journalBlobs, readJournal } from '../store/journal.js';
 import { findDebris, keepAllPacks, looseObjects, recordObjects, removeOrphanLoose } from '../store/packs.js';
@@ -70,13 +69,6 @@ export async function reclaimAfterFullDisk(ctx: StoreContext, err: unknown): Pro
 /** Remove what a killed git child leaves behind. Only called while holding the workspace lock. */
 export function removeGitDebris(paths: StorePaths): void {
   for (const file of findDebris(paths, false)) rmSync(file, { recursive: true, force: true });
-}
-
-/** Pure: how many trees a change rewrites (the root and every directory on a changed path). */
-export function changedDirectories(changes: ChangedPath[]): number {
-  const dirs = new Set<string>(['']);
-  for (const { path: p } of changes) for (const dir of ancestorsOf(p)) dirs.add(dir);
-  return dirs.size;
 }
 
 export interface PackState {

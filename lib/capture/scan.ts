@@ -5,14 +5,14 @@
  */
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseScan, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
+import { parseScan, scanCollector, type NewDirExpansion, type PathFacts, type ScanResult } from './capture-plan.js';
 import { gitCall, type StoreContext } from '../store/context.js';
 import { diskKind, tryLstat } from './disk.js';
 import { pathMessages } from '../model/git-messages.js';
 import type { SkippedPath } from '../model/ledger.js';
 import type { WorkspaceLocation } from '../store/locate.js';
-import { ancestorsOf, decodePathBytes, isUtf8Path, TMP_PREFIX } from '../model/paths.js';
-import { git, splitZ } from '../git/runner.js';
+import { ancestorsOf, isUtf8Path, TMP_PREFIX } from '../model/paths.js';
+import { git, splitZ, zSplitter } from '../git/runner.js';
 import { writeFileAtomic, type StorePaths } from '../store/store.js';
 
 /**
@@ -73,18 +73,27 @@ function parseForgotten(text: string): string[] {
  * The stat pass over the whole workspace, or only over `only` (the paths a
  * watcher saw change, folders standing for everything below them): the same
  * command and the same planner either way, so both see the same ignore rules.
+ * Without `untracked`, only what the index tracks (a first snapshot streams
+ * the rest itself).
  */
 export async function scanWorkspace(
   ctx: StoreContext,
   directoryMode: boolean,
   signal: AbortSignal,
   only?: readonly string[],
+  untracked = true,
 ): Promise<ScanResult> {
   if (only?.length === 0) return parseScan([]);
-  const args = ['-z', '-t', '-m', '-d', '-o', '--exclude-standard'];
+  const args = ['-z', '-t', '-m', '-d', ...(untracked ? ['-o'] : []), '--exclude-standard'];
   if (directoryMode) args.push('--directory', '--no-empty-directory');
-  const { stdout, stderr } = await git(gitCall(ctx, { verb: 'ls-files', args, ...(only ? { paths: [...only] } : {}), signal }));
-  const scan = parseScan(splitZ(stdout));
+  // Streamed: a first snapshot of a million files never holds the listing whole.
+  const collector = scanCollector();
+  const split = zSplitter((entry) => collector.add(entry));
+  const { stderr } = await git(
+    gitCall(ctx, { verb: 'ls-files', args, ...(only ? { paths: [...only] } : {}), signal, collectStdout: false, onStdout: split }),
+  );
+  split.end();
+  const scan = collector.result();
   scan.unreadable = pathMessages(stderr).skipped;
   if (directoryMode) scan.newDirs.push(...replacedByDirs(ctx.location.root, [...scan.modified, ...scan.deleted]));
   scan.nestedRepos = await nestedRepos(ctx, [...scan.modified, ...scan.deleted], signal);
@@ -150,8 +159,18 @@ export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFil
     const stop = new AbortController();
     const onOuter = () => stop.abort(signal.reason);
     signal.addEventListener('abort', onOuter, { once: true });
-    let carry = Buffer.alloc(0);
     const dirOf = (p: string) => pending.find((d) => p.startsWith(d));
+    const split = zSplitter((p) => {
+      if (overflowed) return;
+      const d = dirOf(p);
+      if (!d) return;
+      const list = counts.get(d)!;
+      list.push(p);
+      if (list.length > maxNewFiles) {
+        overflowed = d;
+        stop.abort(new Error('overflow'));
+      }
+    });
     try {
       const { stderr } = await git(
         gitCall(ctx, {
@@ -159,28 +178,11 @@ export async function expandNewDirs(ctx: StoreContext, dirs: string[], maxNewFil
           args: ['-z', '-o', '--exclude-standard'],
           paths: pending,
           signal: stop.signal,
-          onStdout(chunk) {
-            if (overflowed) return;
-            const buf = Buffer.concat([carry, chunk]);
-            let start = 0;
-            for (let i = 0; i < buf.length; i++) {
-              if (buf[i] !== 0) continue;
-              const p = decodePathBytes(buf, start, i);
-              start = i + 1;
-              const d = dirOf(p);
-              if (!d) continue;
-              const list = counts.get(d)!;
-              list.push(p);
-              if (list.length > maxNewFiles) {
-                overflowed = d;
-                stop.abort(new Error('overflow'));
-                return;
-              }
-            }
-            carry = buf.subarray(start);
-          },
+          collectStdout: false,
+          onStdout: split,
         }),
       );
+      split.end();
       unreadable.push(...pathMessages(stderr).skipped);
     } catch (err) {
       if (!overflowed) throw err;
@@ -232,16 +234,13 @@ export function collectFacts(root: string, candidates: Iterable<string>): Map<st
 /** Index entries below the given directories that the plan did not stage (files that appeared after the scan). */
 export async function lateArrivals(ctx: StoreContext, dirs: string[], planned: Set<string>, signal: AbortSignal): Promise<string[]> {
   const dirSet = new Set(dirs.map((d) => d.slice(0, -1)));
-  const { stdout } = await git(gitCall(ctx, { verb: 'ls-files', args: ['-z'], signal }));
   const late: string[] = [];
-  for (const p of splitZ(stdout)) {
-    if (planned.has(p)) continue;
-    for (const dir of ancestorsOf(p)) {
-      if (dirSet.has(dir)) {
-        late.push(p);
-        break;
-      }
-    }
-  }
+  // The whole index, streamed: only what the plan did not name is kept.
+  const split = zSplitter((p) => {
+    if (planned.has(p)) return;
+    if (ancestorsOf(p).some((dir) => dirSet.has(dir))) late.push(p);
+  });
+  await git(gitCall(ctx, { verb: 'ls-files', args: ['-z'], signal, collectStdout: false, onStdout: split }));
+  split.end();
   return late;
 }

@@ -9,7 +9,17 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { batchLimits, planCapture, secretMatcher, stageUnits, takeBatch, NO_SECRETS } from './capture-plan.js';
+import {
+  batchLimits,
+  planCapture,
+  secretMatcher,
+  stageUnits,
+  takeBatch,
+  NO_SECRETS,
+  type NewDirExpansion,
+  type SecretMatcher,
+  type StageUnit,
+} from './capture-plan.js';
 import { gitCall, type StoreContext } from '../store/context.js';
 import { pausePoint } from '../model/crash-point.js';
 import { Deadline } from './deadline.js';
@@ -17,7 +27,6 @@ import { CkptError, isCkptError } from '../model/errors.js';
 import {
   AUTO_GC_EVERY,
   LOOSE_PACK_THRESHOLD,
-  changedDirectories,
   maybeStartBackgroundGc,
   packLooseObjects,
   readPackState,
@@ -40,14 +49,15 @@ import {
   type OperationInfo,
   type SkippedPath,
 } from '../model/ledger.js';
-import { carryGitlinks, staleGitlinks } from './gitlinks.js';
-import { parseRawDiff } from '../git/objects.js';
+import { carryGitlinks, GITLINK_MODE, staleGitlinks } from './gitlinks.js';
+import { rawDiffSplitter } from '../git/objects.js';
 import { keepAllPacks } from '../store/packs.js';
 import { EMPTY_TREE } from '../model/oid.js';
-import { isUtf8Path } from '../model/paths.js';
+import { ancestorsOf, isUtf8Path } from '../model/paths.js';
 import { probeDegraded } from '../store/probe.js';
 import type { TreeChange } from '../model/tree.js';
-import { git, type GitCall } from '../git/runner.js';
+import { git, zSplitter, type GitCall } from '../git/runner.js';
+import { pathMessages } from '../model/git-messages.js';
 import { collectFacts, expandNewDirs, lateArrivals, readForgotten, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
 import { storeRootsInside, writeFileAtomic } from '../store/store.js';
@@ -122,43 +132,88 @@ async function newestIntactParent(ctx: StoreContext): Promise<string | null> {
 }
 
 /**
- * The paths the index changed since the parent tree, with git's status letter
- * (T: file, symlink and gitlink swapped). Run beside write-tree, which writes
- * the same index as a tree: a diff of the two trees afterwards would cost one
- * git process more on the path every one-file hook takes.
+ * What the index changed since the parent tree, with git's status letters
+ * (T: file, symlink and gitlink swapped), summed up as the record needs it,
+ * streamed: a first snapshot of a million files keeps its first PATHS_KEPT
+ * paths and a set of folders, not a million changes. Run beside write-tree,
+ * which writes the same index as a tree: a diff of the two trees afterwards
+ * would cost one git process more on the path every one-file hook takes.
  */
-async function indexChanges(ctx: StoreContext, parent: string | null, signal: AbortSignal): Promise<ChangedPaths> {
-  const { stdout } = await git(
-    gitCall(ctx, { verb: 'diff-index', args: ['--cached', '-r', '-z', '--no-renames', '--raw', { oid: parent ?? EMPTY_TREE }], signal }),
+async function indexChanges(
+  ctx: StoreContext,
+  parent: string | null,
+  sizes: ReadonlyMap<string, number>,
+  signal: AbortSignal,
+): Promise<ChangeSummary> {
+  const tally = changeTally(sizes);
+  const split = rawDiffSplitter((c) =>
+    tally.add(c, !c.before ? 'A' : !c.after ? 'D' : entryType(c.before.mode) === entryType(c.after.mode) ? 'M' : 'T'),
   );
-  const raw = parseRawDiff(stdout);
-  const changes = raw.map(
-    (c): ChangedPath => ({
-      path: c.path,
-      status: !c.before ? 'A' : !c.after ? 'D' : entryType(c.before.mode) === entryType(c.after.mode) ? 'M' : 'T',
+  await git(
+    gitCall(ctx, {
+      verb: 'diff-index',
+      args: ['--cached', '-r', '-z', '--no-renames', '--raw', { oid: parent ?? EMPTY_TREE }],
+      signal,
+      collectStdout: false,
+      onStdout: split,
     }),
   );
+  return tally.done();
+}
+
+/** The change summary, summed one change at a time as a listing streams by. */
+function changeTally(sizes: ReadonlyMap<string, number>): {
+  add(change: TreeChange, status: ChangedPath['status'], ancestors?: string[]): void;
+  done(): ChangeSummary;
+} {
+  const summary: ChangeSummary = {
+    kept: [],
+    count: 0,
+    stats: { added: 0, modified: 0, deleted: 0 },
+    bytes: 0,
+    directories: 0,
+    gitlinks: [],
+  };
+  const dirs = new Set<string>(['']);
   return {
-    changes,
-    raw,
-    added: changes.filter((c) => c.status === 'A').map((c) => c.path),
-    modified: changes.filter((c) => c.status === 'M' || c.status === 'T').map((c) => c.path),
+    add(change, status, ancestors = ancestorsOf(change.path)) {
+      summary.count++;
+      if (summary.kept.length < PATHS_KEPT) summary.kept.push({ path: change.path, status });
+      if (status === 'D') summary.stats.deleted++;
+      else {
+        if (status === 'A') summary.stats.added++;
+        else summary.stats.modified++;
+        summary.bytes += sizes.get(change.path) ?? 0;
+      }
+      for (const dir of ancestors) dirs.add(dir);
+      if (change.before?.mode === GITLINK_MODE || change.after?.mode === GITLINK_MODE) summary.gitlinks!.push(change);
+    },
+    done() {
+      summary.directories = dirs.size;
+      return summary;
+    },
   };
 }
 
-interface ChangedPaths {
-  changes: ChangedPath[];
-  added: string[];
-  modified: string[];
-  raw?: TreeChange[];
+interface ChangeSummary {
+  /** The first PATHS_KEPT changes, in git's order. */
+  kept: ChangedPath[];
+  count: number;
+  stats: { added: number; modified: number; deleted: number };
+  /** Bytes of the files added or modified (sizes from the plan). */
+  bytes: number;
+  /** Folders on changed paths, the root included: each is a new tree object. */
+  directories: number;
+  /** The changes that involve a gitlink (the gitlink cache follows them); absent when the diff is unknown. */
+  gitlinks?: TreeChange[];
 }
 
 /** The latest tree is missing (a damaged store): no stats; the commit chains past it. */
-const NO_CHANGES: ChangedPaths = { changes: [], added: [], modified: [] };
+const NO_CHANGES: ChangeSummary = { kept: [], count: 0, stats: { added: 0, modified: 0, deleted: 0 }, bytes: 0, directories: 1 };
 
 /** Pure: what a tree entry's mode says it is. */
 function entryType(mode: string): 'file' | 'symlink' | 'gitlink' | 'tree' {
-  return mode === '120000' ? 'symlink' : mode === '160000' ? 'gitlink' : mode.startsWith('04') ? 'tree' : 'file';
+  return mode === '120000' ? 'symlink' : mode === GITLINK_MODE ? 'gitlink' : mode.startsWith('04') ? 'tree' : 'file';
 }
 
 /** Files hashed so far and files to hash: the budget error and the progress callback report them. */
@@ -191,19 +246,89 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
 }
 
 /** The scan, the facts about every candidate, and the pure capture plan. */
-async function planFromDisk(ctx: StoreContext, first: boolean, signal: AbortSignal, only?: readonly string[]): Promise<CapturePlan> {
-  const scan = await scanWorkspace(ctx, !first, signal, only);
+async function planFromDisk(
+  ctx: StoreContext,
+  first: boolean,
+  signal: AbortSignal,
+  only?: readonly string[],
+  untracked = true,
+): Promise<CapturePlan> {
+  const scan = await scanWorkspace(ctx, !first, signal, only, untracked);
   const listable = scan.newDirs.filter(isUtf8Path);
-  const expansion = listable.length
-    ? await expandNewDirs(ctx, listable, ctx.settings.maxNewFiles, signal)
-    : { files: new Map(), overLimit: new Map() };
+  const expansion = listable.length ? await expandNewDirs(ctx, listable, ctx.settings.maxNewFiles, signal) : NO_EXPANSION;
   const candidates = [...scan.modified, ...scan.untracked, ...scan.deleted];
   for (const list of expansion.files.values()) candidates.push(...list);
   const facts = collectFacts(ctx.location.root, candidates);
-  const secrets = candidates.length ? await secretMatcher(ctx.settings.secretPatterns) : NO_SECRETS;
-  const forgottenPatterns = candidates.length ? readForgotten(ctx.paths) : [];
-  const forgotten = forgottenPatterns.length ? await secretMatcher(forgottenPatterns, true) : NO_SECRETS;
+  const { secrets, forgotten } = candidates.length ? await matchers(ctx) : { secrets: NO_SECRETS, forgotten: NO_SECRETS };
   return { ...planCapture(scan, expansion, facts, ctx.settings, secrets, forgotten), secrets, forgotten };
+}
+
+const NO_EXPANSION: NewDirExpansion = { files: new Map(), overLimit: new Map() };
+
+/** The secret patterns and the patterns `forget --path` removed, as matchers. */
+async function matchers(ctx: StoreContext): Promise<{ secrets: SecretMatcher; forgotten: SecretMatcher }> {
+  const forgottenPatterns = readForgotten(ctx.paths);
+  return {
+    secrets: await secretMatcher(ctx.settings.secretPatterns),
+    forgotten: forgottenPatterns.length ? await secretMatcher(forgottenPatterns, true) : NO_SECRETS,
+  };
+}
+
+/** The batches hashed so far: the budget sizes the next one from their throughput. */
+interface Hashing {
+  measured: { files: number; bytes: number; ms: number };
+  batches: number;
+  skipped: SkippedPath[];
+}
+
+const newHashing = (): Hashing => ({ measured: { files: 0, bytes: 0, ms: 0 }, batches: 0, skipped: [] });
+
+/** Hash units into the shadow index in batches sized to what is left of the budget. */
+async function hashUnits(
+  ctx: StoreContext,
+  units: readonly StageUnit[],
+  opts: SnapshotOptions,
+  deadline: Deadline,
+  hashing: Hashing,
+  onHashed: (n: number) => void,
+  unbudgetedBatch?: number,
+): Promise<void> {
+  const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
+  const { measured } = hashing;
+  for (let from = 0; from < units.length; ) {
+    // The first batch always runs: every snapshot makes progress, however small its budget.
+    if (hashing.batches > 0) deadline.arm();
+    deadline.check();
+    const limits =
+      budget <= 0 && unbudgetedBatch
+        ? { maxCount: unbudgetedBatch, maxBytes: Number.POSITIVE_INFINITY }
+        : batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
+    const end = takeBatch(units, from, limits.maxCount, limits.maxBytes);
+    const batch = units.slice(from, end);
+    const files = batch.reduce((n, u) => n + u.count, 0);
+    const started = Date.now();
+    const pathspecs = batch.map((u) => u.pathspec);
+    hashing.skipped.push(...(await stageBatch(ctx, pathspecs, files, !opts.knownContent, deadline.signal, onHashed)));
+    hashing.batches++;
+    measured.files += files;
+    measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
+    measured.ms += Date.now() - started;
+    from = end;
+  }
+}
+
+/** The progress callback's view of the hashing, at most as far as the total. */
+function progressReport(opts: SnapshotOptions, deadline: Deadline, progress: Progress, first: boolean): (n: number) => void {
+  return (n) => {
+    progress.hashed += n;
+    opts.onProgress?.({ hashed: Math.min(progress.hashed, progress.total), total: progress.total, elapsedMs: deadline.elapsed(), first });
+  };
+}
+
+interface Staged {
+  tree: string;
+  skipped: SkippedPath[];
+  changes?: Promise<ChangeSummary>;
 }
 
 /** Hash what the plan stages, in batches under the budget, then write the tree. Returns the tree and every skip. */
@@ -214,80 +339,221 @@ async function stageAndWrite(
   opts: SnapshotOptions,
   deadline: Deadline,
   progress: Progress,
-): Promise<{ tree: string; skipped: SkippedPath[]; changes?: Promise<ChangedPaths> }> {
+): Promise<Staged> {
   const { signal } = deadline;
   const skipped = [...plan.skipped];
-  const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
   progress.total = plan.stage.length;
-  const report = () =>
-    opts.onProgress?.({
-      hashed: Math.min(progress.hashed, progress.total),
-      total: progress.total,
-      elapsedMs: deadline.elapsed(),
-      first: !latest,
-    });
-  const measured = { files: 0, bytes: 0, ms: 0 };
   // Small change sets stay one pathspec per file: folding costs a listing of the whole index afterwards.
   const maxUnit = plan.stage.length >= FOLD_MIN_PATHS ? MAX_DIR_UNIT : 0;
   const units = stageUnits(plan.stage, plan.sizes, [...skipped.map((s) => s.path), ...plan.forceRemove], maxUnit);
   // First: while the index still tracks files below a folder that is a repository now, git walks
   // into it instead of recording it as a gitlink.
   await forceRemove(ctx, plan.forceRemove, signal);
-  for (let from = 0; from < units.length; ) {
-    // The first batch always runs: every snapshot makes progress, however small its budget.
-    if (from > 0) deadline.arm();
-    deadline.check();
-    const limits = batchLimits(budget > 0 ? budget - deadline.elapsed() : undefined, measured.files ? measured : undefined);
-    const end = takeBatch(units, from, limits.maxCount, limits.maxBytes);
-    const batch = units.slice(from, end);
-    const files = batch.reduce((n, u) => n + u.count, 0);
-    const started = Date.now();
-    const onHashed = (n: number) => {
-      progress.hashed += n;
-      report();
-    };
-    skipped.push(
-      ...(await stageBatch(
-        ctx,
-        batch.map((u) => u.pathspec),
-        files,
-        !opts.knownContent,
-        signal,
-        onHashed,
-      )),
-    );
-    measured.files += files;
-    measured.bytes += batch.reduce((n, u) => n + u.bytes, 0);
-    measured.ms += Date.now() - started;
-    from = end;
-  }
+  const hashing = newHashing();
+  await hashUnits(ctx, units, opts, deadline, hashing, progressReport(opts, deadline, progress, !latest));
+  skipped.push(...hashing.skipped);
   const dirUnits = units.filter((u) => u.isDir).map((u) => u.pathspec);
   if (dirUnits.length) {
     // A directory pathspec also takes files that appeared after the scan: hold them to the same limits.
     const late = await lateArrivals(ctx, dirUnits, new Set(plan.stage), signal);
-    const noExpansion = { files: new Map(), overLimit: new Map() };
-    const latePlan = planCapture(
-      { modified: [], deleted: [], untracked: late, newDirs: [] },
-      noExpansion,
-      collectFacts(ctx.location.root, late),
-      ctx.settings,
-      plan.secrets,
-      plan.forgotten,
-    );
-    skipped.push(...latePlan.skipped);
-    await forceRemove(
-      ctx,
-      latePlan.skipped.map((s) => s.path),
-      signal,
-    );
+    await dropUncapturable(ctx, late, plan, skipped, signal);
   }
+  return writeStaged(ctx, latest, opts, skipped, plan.sizes, signal);
+}
+
+/** The plan for paths taken as untracked files, with their facts read from disk now. */
+function planUntracked(ctx: StoreContext, paths: string[], matching: Pick<CapturePlan, 'secrets' | 'forgotten'>) {
+  const scan = { modified: [], deleted: [], untracked: paths, newDirs: [] };
+  return planCapture(scan, NO_EXPANSION, collectFacts(ctx.location.root, paths), ctx.settings, matching.secrets, matching.forgotten);
+}
+
+/** Paths already in the index that the limits would have skipped: out again, and reported. */
+async function dropUncapturable(
+  ctx: StoreContext,
+  paths: string[],
+  matching: Pick<CapturePlan, 'secrets' | 'forgotten'>,
+  skipped: SkippedPath[],
+  signal: AbortSignal,
+): Promise<void> {
+  if (!paths.length) return;
+  const plan = planUntracked(ctx, paths, matching);
+  skipped.push(...plan.skipped);
+  await forceRemove(
+    ctx,
+    plan.skipped.map((s) => s.path),
+    signal,
+  );
+}
+
+/** After staging: held paths put back, then the tree written and (for a checkpoint) the changes read beside it. */
+async function writeStaged(
+  ctx: StoreContext,
+  latest: CheckpointRecord | undefined,
+  opts: SnapshotOptions,
+  skipped: SkippedPath[],
+  sizes: ReadonlyMap<string, number>,
+  signal: AbortSignal,
+): Promise<Staged> {
   if (opts.holdPaths?.length) await holdBack(ctx, opts.holdPaths, latest?.tree ?? null, signal);
   await pausePoint('staged');
-  const changes = opts.dryCommit || ctx.scratch ? undefined : indexChanges(ctx, latest?.tree ?? null, signal);
+  const changes = opts.dryCommit || ctx.scratch ? undefined : indexChanges(ctx, latest?.tree ?? null, sizes, signal);
   // Handled by the caller, or dropped with write-tree's own error.
   changes?.catch(() => undefined);
   const tree = (await git(gitCall(ctx, { verb: 'write-tree', signal }))).stdout.toString('utf8').trim();
   return { tree, skipped, ...(changes ? { changes } : {}) };
+}
+
+/**
+ * Untracked paths listed, planned and hashed at a time by a first snapshot.
+ * Each `git add` reads and writes the whole index, and git's bulk check-in
+ * looks up every new object in a list of those already written (quadratic in
+ * the batch): at a million files 20,000 took 124 s and 50,000 took 136 s.
+ * (`GIT_CKPT_TEST_FIRST_CHUNK` makes it small, so tests cross many chunk edges).
+ */
+const FIRST_CHUNK_PATHS = Number(process.env.GIT_CKPT_TEST_FIRST_CHUNK) || 25_000;
+
+/**
+ * A first snapshot, streamed: the listing of the workspace is read in chunks
+ * of FIRST_CHUNK_PATHS paths, and each chunk is planned by the same planner
+ * and hashed while git waits with the rest, so memory is a chunk's whatever
+ * the workspace's size (a million files held whole took five times git's own
+ * memory). git lists untracked files in path order, so a folder's files are
+ * together: a chunk folds its folders into pathspecs except those it shares
+ * with the chunks before and after it.
+ */
+async function stageFirstSnapshot(ctx: StoreContext, opts: SnapshotOptions, deadline: Deadline, progress: Progress): Promise<Staged> {
+  const { signal } = deadline;
+  // What a first snapshot stopped by its budget left in the index, changed since: planned whole
+  // (it is at most what that run hashed), and never folded, or its folders would take untracked files unplanned.
+  const tracked = await planFromDisk(ctx, true, signal, undefined, false);
+  const { secrets, forgotten } = await matchers(ctx);
+  const skipped = [...tracked.skipped];
+  const blocked = [...skipped.map((s) => s.path), ...tracked.forceRemove];
+  const report = progressReport(opts, deadline, progress, true);
+  if (opts.onProgress) progress.total = tracked.stage.length + (await countUntracked(ctx, signal));
+  await forceRemove(ctx, tracked.forceRemove, signal);
+  const hashing = newHashing();
+  await hashUnits(ctx, stageUnits(tracked.stage, tracked.sizes, blocked, 0), opts, deadline, hashing, report);
+  let bytes = [...tracked.sizes.values()].reduce((n, b) => n + b, 0);
+  let staged = tracked.stage.length;
+  const folded = new Map<string, number>();
+  // Without a budget (init) a folder of up to a chunk's files is one pathspec: every `git add`
+  // matches its pathspecs against the whole index, so a few large ones keep a million files linear.
+  const budget = opts.timeBudgetMs ?? ctx.settings.timeBudgetMs;
+  const maxUnit = budget > 0 ? MAX_DIR_UNIT : FIRST_CHUNK_PATHS;
+  let chunk: string[] = [];
+  let previousLast: string | undefined;
+  // One `git add` at a time (each writes the index), while the next chunk is looked at and
+  // planned beside it: on two cores the planner's lstat and matching cost no wall time.
+  let adding: Promise<void> = Promise.resolve();
+  const takeChunk = async () => {
+    const paths = chunk.length > FIRST_CHUNK_PATHS ? chunk.splice(0, FIRST_CHUNK_PATHS) : chunk;
+    if (paths === chunk) chunk = [];
+    if (!paths.length) return;
+    // The folders this chunk shares with the one before and the one after stay unfolded.
+    const shared = [sharedFolder(previousLast, paths[0]!), sharedFolder(paths[paths.length - 1]!, chunk[0])];
+    previousLast = paths[paths.length - 1];
+    const plan = planUntracked(ctx, paths, { secrets, forgotten });
+    skipped.push(...plan.skipped);
+    for (const b of plan.sizes.values()) bytes += b;
+    staged += plan.stage.length;
+    if (!opts.onProgress) progress.total = staged;
+    const blockedHere = [...blocked, ...plan.skipped.map((s) => s.path), ...shared.filter((d) => d !== undefined)];
+    const units = stageUnits(plan.stage, plan.sizes, blockedHere, plan.stage.length >= FOLD_MIN_PATHS ? maxUnit : 0);
+    for (const u of units) if (u.isDir) folded.set(u.pathspec.slice(0, -1), u.count);
+    await adding;
+    // Without a budget a chunk is one `git add`: each one reads and writes the whole index.
+    adding = hashUnits(ctx, units, opts, deadline, hashing, report, FIRST_CHUNK_PATHS);
+    adding.catch(() => undefined); // awaited by the next chunk or after the listing
+  };
+  const split = zSplitter((p) => chunk.push(p));
+  const { stderr } = await git(
+    gitCall(ctx, {
+      verb: 'ls-files',
+      args: UNTRACKED_LISTING,
+      signal,
+      collectStdout: false,
+      onStdout(data) {
+        split(data);
+        // While a chunk is hashed git's output waits (the runner pauses the pipe). One path more
+        // than a chunk is read first: the next chunk's first path tells which folders they share.
+        return chunk.length > FIRST_CHUNK_PATHS ? takeChunk() : undefined;
+      },
+    }),
+  );
+  split.end();
+  while (chunk.length) await takeChunk();
+  await adding;
+  skipped.push(...pathMessages(stderr).skipped, ...hashing.skipped);
+  // A folded folder also takes files that appeared after the listing: hold them to the same limits.
+  let listed = await listIndex(ctx, folded, signal);
+  if (listed.grown.length) {
+    const late = await trackedBelow(ctx, listed.grown, signal);
+    await dropUncapturable(ctx, late, { secrets, forgotten }, skipped, signal);
+    listed = await listIndex(ctx, new Map(), signal);
+  }
+  progress.total = staged;
+  // Against no parent the change is the index itself: listed above, where diff-index would hold
+  // a pair for every entry (at a million files the largest process of the snapshot).
+  const result = await writeStaged(ctx, undefined, { ...opts, dryCommit: true }, skipped, new Map(), signal);
+  const summary = { ...listed.summary, bytes };
+  return { ...result, ...(opts.dryCommit || ctx.scratch ? {} : { changes: Promise.resolve(summary) }) };
+}
+
+/** Pure: the deepest folder two paths share (they are in path order, so everything between is in it too). */
+function sharedFolder(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  const shared = ancestorsOf(a).filter((dir) => b.startsWith(`${dir}/`));
+  return shared[shared.length - 1];
+}
+
+/** A first snapshot's listing of untracked files (the count for its progress uses the same). */
+const UNTRACKED_LISTING = ['-z', '-o', '--exclude-standard'];
+
+/** How many untracked paths a first snapshot will list (for its progress total): one quick pass, nothing kept. */
+async function countUntracked(ctx: StoreContext, signal: AbortSignal): Promise<number> {
+  let n = 0;
+  await git(
+    gitCall(ctx, {
+      verb: 'ls-files',
+      args: UNTRACKED_LISTING,
+      signal,
+      collectStdout: false,
+      onStdout(data) {
+        for (let i = data.indexOf(0); i !== -1; i = data.indexOf(0, i + 1)) n++;
+      },
+    }),
+  );
+  return n;
+}
+
+/**
+ * One streamed pass over a first snapshot's index: the change summary against
+ * no parent (every entry added), and the folded folders that hold more entries
+ * than were planned there (files created after the listing).
+ */
+async function listIndex(
+  ctx: StoreContext,
+  folded: Map<string, number>,
+  signal: AbortSignal,
+): Promise<{ summary: ChangeSummary; grown: string[] }> {
+  // Sizes are the caller's (summed while staging): every entry here is an addition.
+  const tally = changeTally(new Map());
+  const seen = new Map<string, number>();
+  const split = zSplitter((entry) => {
+    // "<mode> <oid> <stage>\t<path>"
+    const tab = entry.indexOf('\t');
+    const p = entry.slice(tab + 1);
+    const [mode, oid] = entry.slice(0, tab).split(' ');
+    const ancestors = ancestorsOf(p);
+    tally.add({ path: p, before: null, after: { mode: mode!, oid: oid! } }, 'A', ancestors);
+    const inFolded = ancestors.find((dir) => folded.has(dir));
+    if (inFolded !== undefined) seen.set(inFolded, (seen.get(inFolded) ?? 0) + 1);
+  });
+  await git(gitCall(ctx, { verb: 'ls-files', args: ['-z', '-s'], signal, collectStdout: false, onStdout: split }));
+  split.end();
+  const grown = [...seen].filter(([dir, n]) => n > folded.get(dir)!).map(([dir]) => `${dir}/`);
+  return { summary: tally.done(), grown };
 }
 
 /**
@@ -315,15 +581,15 @@ async function commitCheckpoint(
   ctx: StoreContext,
   latest: CheckpointRecord | undefined,
   tree: string,
-  plan: CapturePlan,
+  sizes: ReadonlyMap<string, number>,
   skipped: SkippedPath[],
   opts: SnapshotOptions,
-  pending: Promise<ChangedPaths> | undefined,
+  pending: Promise<ChangeSummary> | undefined,
   signal: AbortSignal,
-): Promise<{ record: CheckpointRecord; changes: ChangedPath[] }> {
+): Promise<{ record: CheckpointRecord; diff: ChangeSummary }> {
   const now = Date.now();
   // The stats trailer needs the diff, so it comes before the commit.
-  const diff = await (pending ?? indexChanges(ctx, latest?.tree ?? null, signal)).catch((err: unknown) => {
+  const diff = await (pending ?? indexChanges(ctx, latest?.tree ?? null, sizes, signal)).catch((err: unknown) => {
     if (signal.aborted) throw err;
     return NO_CHANGES;
   });
@@ -335,14 +601,10 @@ async function commitCheckpoint(
     tool: opts.tool ?? null,
     kind: opts.kind ?? 'manual',
     message: opts.message ?? '',
-    stats: {
-      added: diff.changes.filter((c) => c.status === 'A').length,
-      modified: diff.changes.filter((c) => c.status === 'M' || c.status === 'T').length,
-      deleted: diff.changes.filter((c) => c.status === 'D').length,
-    },
-    bytes: [...diff.added, ...diff.modified].reduce((sum, p) => sum + (plan.sizes.get(p) ?? 0), 0),
-    paths: diff.changes.slice(0, PATHS_KEPT),
-    changed: diff.changes.length,
+    stats: diff.stats,
+    bytes: diff.bytes,
+    paths: diff.kept,
+    changed: diff.count,
     skipped: skipped.slice(0, SKIPPED_KEPT),
     skippedCount: skipped.length,
     ...(opts.operation ? { op: await opts.operation(tree) } : {}),
@@ -374,14 +636,14 @@ async function commitCheckpoint(
   const record: CheckpointRecord = { v: LEDGER_SCHEMA, id: committed.stdout.toString('utf8').trim(), parent, tree, ...meta };
   appendRecord(ctx.paths.ledger, record);
   writeStamp(ctx.paths, tree, { refreshed: 0, staged: Date.now() });
-  if (diff.raw) carryGitlinks(ctx.paths, latest?.tree, tree, diff.raw);
-  return { record, changes: diff.changes };
+  if (diff.gitlinks) carryGitlinks(ctx.paths, latest?.tree, tree, diff.gitlinks);
+  return { record, diff };
 }
 
 /** After a checkpoint: mark its packs .keep, count loose objects, pack them or start gc when due. */
 async function afterCommit(
   ctx: StoreContext,
-  changes: ChangedPath[],
+  diff: ChangeSummary,
   staged: number,
   opts: SnapshotOptions,
   signal: AbortSignal,
@@ -390,7 +652,7 @@ async function afterCommit(
   if (staged >= PACK_BATCH_MIN && !opts.knownContent) keepAllPacks(ctx.paths);
   const packState = readPackState(ctx.paths);
   // New loose objects: blobs of small batches, one tree per directory on a changed path, the commit.
-  packState.looseEstimate += (staged < PACK_BATCH_MIN ? staged : 0) + changedDirectories(changes) + 1;
+  packState.looseEstimate += (staged < PACK_BATCH_MIN ? staged : 0) + diff.directories + 1;
   packState.sinceGc += 1;
   if (packState.sinceGc >= AUTO_GC_EVERY) {
     packState.sinceGc = 0;
@@ -404,6 +666,22 @@ async function afterCommit(
 }
 
 /**
+ * The daemon's no-change capture: the watcher saw nothing change, and the index
+ * is as the latest checkpoint left it (its stamp). Nothing to scan or prepare:
+ * what prepare looks at (the exclude files, nested repositories, the index
+ * itself) would have been a change the watcher saw, or an unknown view.
+ */
+function unchangedByWatcher(ctx: StoreContext): Pick<SnapshotResult, 'created' | 'id' | 'tree' | 'record'> | undefined {
+  const latestRead = readLatest(ctx.paths.ledger);
+  const latest = latestRead.record;
+  if (!latest) return undefined;
+  assertWritableSchema(latestRead.newestSchema);
+  const stamp = readStamp(ctx.paths);
+  if (stamp?.tree !== latest.tree) return undefined;
+  return { created: false, id: latest.id, tree: latest.tree, record: latest };
+}
+
+/**
  * Take one snapshot. The caller holds the workspace lock. Nothing is created
  * when the tree equals the latest checkpoint's (unless `force`), and nothing
  * in dry and scratch captures (see captureTree).
@@ -414,20 +692,29 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
   const { signal } = deadline;
   const progress: Progress = { hashed: 0, total: 0 };
   try {
-    const latest = await prepare(ctx, signal);
     // A watcher's view narrows the scan of a real snapshot; dry and scratch captures scan everything.
     const view = ctx.changes && !ctx.scratch && !opts.dryCommit ? await ctx.changes.view(signal) : undefined;
+    if (view && !view.full && view.paths.length === 0 && !opts.force && !opts.holdPaths?.length) {
+      const unchanged = unchangedByWatcher(ctx);
+      if (unchanged) {
+        ctx.changes?.settle(view, []);
+        return { ...unchanged, skipped: [], skippedCount: 0, allSkipped: [], elapsedMs: deadline.elapsed() };
+      }
+    }
+    const latest = await prepare(ctx, signal);
     const only = view && !view.full && latest ? view.paths : undefined;
-    const plan = await planFromDisk(ctx, !latest, signal, only);
-    const unchanged = plan.stage.length === 0 && plan.forceRemove.length === 0;
+    const plan = latest ? await planFromDisk(ctx, false, signal, only) : undefined;
+    const unchanged = plan !== undefined && plan.stage.length === 0 && plan.forceRemove.length === 0;
     const stamp = unchanged && !ctx.scratch ? readStamp(ctx.paths) : undefined;
     const {
       tree,
       skipped,
       changes: pendingChanges,
-    } = stamp
-      ? { tree: stamp.tree, skipped: plan.skipped, changes: undefined }
-      : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
+    } = !plan
+      ? await stageFirstSnapshot(ctx, opts, deadline, progress)
+      : stamp
+        ? { tree: stamp.tree, skipped: plan.skipped, changes: undefined }
+        : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
     const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length, allSkipped: skipped };
     const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
     const settle = () => {
@@ -442,9 +729,9 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
       settle();
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
-    const { record, changes } = await commitCheckpoint(ctx, latest, tree, plan, skipped, opts, pendingChanges, signal);
+    const { record, diff } = await commitCheckpoint(ctx, latest, tree, plan?.sizes ?? new Map(), skipped, opts, pendingChanges, signal);
     settle();
-    await afterCommit(ctx, changes, progress.total, opts, signal);
+    await afterCommit(ctx, diff, progress.total, opts, signal);
     return { created: true, id: record.id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };
   } catch (err) {
     if (!signal.aborted) {

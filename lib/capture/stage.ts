@@ -38,6 +38,8 @@ export async function stageBatch(
       input: nulTerminated(batch),
       okCodes: [1],
       signal,
+      // `--verbose` is read only to count hashed files: a line per file is not kept.
+      collectStdout: false,
       onStdout(chunk) {
         let n = 0;
         for (const byte of chunk) if (byte === 10) n++;

@@ -406,7 +406,7 @@ class Daemon {
       return this.reply(res, 503, 'busy\n');
     }
     this.inFlight.set(key, waiting + 1);
-    const record = () => runHook(where.agent, where.phase, body, { ...options, startedAt: Date.now() });
+    const record = () => runHook(where.agent, where.phase, body, { ...options, startedAt: Date.now() }, event);
     const run = this.enqueue(
       key,
       () => {

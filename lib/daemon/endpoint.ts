@@ -27,11 +27,15 @@ const FORWARDED_ENV = [
   'COPILOT_PROJECT_DIR',
   'CURSOR_VERSION',
   'CURSOR_PROJECT_DIR',
+  'QWEN_PROJECT_DIR',
+  'FACTORY_PROJECT_DIR',
   'GIT_CKPT_HOOK_TRACE',
 ] as const;
 
 const ENV_HEADER_PREFIX = 'x-ckpt-env-';
 const CWD_HEADER = 'x-ckpt-cwd';
+/** The same, percent-encoded: what an in-process client sends, since runtimes differ in how they write non-ASCII headers. */
+const CWD_URI_HEADER = 'x-ckpt-cwd-uri';
 const TOKEN_HEADER = 'x-ckpt-token';
 const ROOT_HEADER = 'x-ckpt-root';
 
@@ -123,5 +127,13 @@ export function forwardedEnv(headers: RequestFacts['headers']): Record<string, s
 
 /** The hook process's working directory as forwarded (the entry script's $PWD), or null. */
 export function forwardedCwd(headers: RequestFacts['headers']): string | null {
+  const encoded = firstValue(headers, CWD_URI_HEADER);
+  if (encoded !== undefined) {
+    try {
+      return decodeURIComponent(encoded) || null;
+    } catch {
+      return null;
+    }
+  }
   return utf8Header(headers, CWD_HEADER) ?? null;
 }

@@ -23,11 +23,16 @@ import type { WatchedWorkspace } from '../store/daemon-client.js';
 
 /**
  * Test-only: `GIT_CKPT_TEST_WATCHER=overflow:N` drops every Nth batch of events as an overflow would;
- * `max:N` makes the change log give up past N paths (a small watcher).
+ * `max:N` makes the change log give up past N paths (a small watcher); `lose:NAME` drops the events of
+ * files named NAME without a word, as a watcher that misses a change does (what verification finds).
  */
-const TEST_WATCHER = /^(overflow|max):(\d+)$/.exec(process.env.GIT_CKPT_TEST_WATCHER ?? '');
+const TEST_WATCHER = /^(overflow|max|lose):([\w.-]+)$/.exec(process.env.GIT_CKPT_TEST_WATCHER ?? '');
 const TEST_OVERFLOW_EVERY = TEST_WATCHER?.[1] === 'overflow' ? Number(TEST_WATCHER[2]) : 0;
 const TEST_MAX_PATHS = TEST_WATCHER?.[1] === 'max' ? Number(TEST_WATCHER[2]) : undefined;
+const TEST_LOST_NAME = TEST_WATCHER?.[1] === 'lose' ? TEST_WATCHER[2] : undefined;
+
+/** The clock going back further than this since the last sync: event times and mtimes no longer order changes. */
+const CLOCK_SLACK_MS = 1000;
 
 /** A cookie that has not come back in this long: the watcher is stuck, so the view is unknown. */
 const COOKIE_WAIT_MS = 2000;
@@ -47,6 +52,10 @@ export class WorkspaceWatcher implements ChangeSource {
   /** Called after a batch that recorded a change (`git ckpt watch`'s quiet timer). */
   onChange?: () => void;
   private batches = 0;
+  /** The workspace folder's identity when watching began: another folder at the same path is not watched. */
+  private folder?: { dev: number; ino: number };
+  /** The clock at the last sync. */
+  private lastSyncAt = Date.now();
   readonly stats: WatchedWorkspace;
 
   private constructor(readonly root: string) {
@@ -69,11 +78,20 @@ export class WorkspaceWatcher implements ChangeSource {
   /** Start watching `root` (realpath); `ignore` are absolute folders whose events are not wanted (store roots). */
   static async start(root: string, ignore: string[]): Promise<WorkspaceWatcher> {
     const watcher = new WorkspaceWatcher(root);
+    await watcher.subscribe(ignore);
+    return watcher;
+  }
+
+  private ignore: string[] = [];
+
+  private async subscribe(ignore: string[]): Promise<void> {
+    this.ignore = ignore;
+    const { dev, ino } = statSync(this.root);
+    this.folder = { dev, ino };
     const loaded = await import('@parcel/watcher');
     // CommonJS: its exports arrive as the default export of an ES import.
     const parcel = (loaded as unknown as { default?: typeof loaded }).default ?? loaded;
-    watcher.subscription = await parcel.subscribe(root, (err, events) => watcher.onEvents(err, events), { ignore });
-    return watcher;
+    this.subscription = await parcel.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore });
   }
 
   async stop(): Promise<void> {
@@ -104,6 +122,7 @@ export class WorkspaceWatcher implements ChangeSource {
     for (const event of events) {
       const rel = path.relative(this.root, event.path).split(path.sep).join('/');
       if (rel === '..' || rel.startsWith('../') || path.isAbsolute(rel)) continue;
+      if (TEST_LOST_NAME !== undefined && path.basename(rel) === TEST_LOST_NAME) continue;
       // The folder itself changed its times: the sync cookie (its deletion or move is a change like any other).
       if (rel === '' && event.type === 'update') {
         cookieSeen = true;
@@ -148,8 +167,23 @@ export class WorkspaceWatcher implements ChangeSource {
       this.cookie = () => resolve(true);
       timer = setTimeout(() => resolve(false), COOKIE_WAIT_MS);
     });
+    // A surprise the events cannot tell of: the folder replaced by another (moved away and back, restored
+    // from a backup), or the clock gone back (a changed file may then look older than the last capture).
+    const now = Date.now();
+    if (now < this.lastSyncAt - CLOCK_SLACK_MS)
+      markUnknown(this.log, `the clock went back ${Math.round((this.lastSyncAt - now) / 1000)} s`);
+    this.lastSyncAt = now;
     try {
       const st = statSync(this.root);
+      if (this.folder && (st.ino !== this.folder.ino || st.dev !== this.folder.dev)) {
+        // The subscription watches the folder that went: watch the one there now (parcel keeps one watcher a
+        // path, so the old one goes first; what changes meanwhile is covered by the full scan this asks for).
+        markUnknown(this.log, 'the workspace folder was replaced by another one at the same path');
+        const old = this.subscription;
+        this.subscription = undefined;
+        await old.unsubscribe().catch(() => undefined);
+        await this.subscribe(this.ignore);
+      }
       utimesSync(this.root, st.atime, new Date());
     } catch (err) {
       clearTimeout(timer);

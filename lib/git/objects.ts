@@ -3,12 +3,14 @@
  * object folder beside it), shared by capture, restore, retain and inspect.
  */
 import { CkptError } from '../model/errors.js';
-import { git, splitZ } from './runner.js';
+import { git, splitZ, zSplitter } from './runner.js';
 import type { TreeChange, TreeEntry } from '../model/tree.js';
 
 export interface RepoAccess {
   gitDir: string;
   cwd: string;
+  /** Objects read from this folder too (the user's repository, lent read-only; see GitCall.readAlternate). */
+  readAlternate?: string;
 }
 
 /** One `ls-tree -z` line as [path, entry]. */
@@ -58,15 +60,25 @@ export async function treeChanges(repo: RepoAccess, from: string, to: string, si
 }
 
 /** `--raw -z` output of diff-tree or diff-index, one change per path. */
-export function parseRawDiff(stdout: Buffer): TreeChange[] {
-  const parts = splitZ(stdout);
+function parseRawDiff(stdout: Buffer): TreeChange[] {
   const changes: TreeChange[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const [oldMode, newMode, oldOid, newOid] = parts[i]!.replace(/^:/, '').split(' ');
-    const entry = (mode: string, oid: string) => (ABSENT_MODE.test(mode) ? null : { mode, oid });
-    changes.push({ path: parts[i + 1]!, before: entry(oldMode!, oldOid!), after: entry(newMode!, newOid!) });
-  }
+  rawDiffSplitter((c) => changes.push(c))(stdout);
   return changes;
+}
+
+/** parseRawDiff as a stream (for `onStdout`): each change is handed on as its path arrives. */
+export function rawDiffSplitter(onChange: (change: TreeChange) => void): (chunk: Buffer) => void {
+  let header: string | undefined;
+  const entry = (mode: string, oid: string) => (ABSENT_MODE.test(mode) ? null : { mode, oid });
+  return zSplitter((part) => {
+    if (header === undefined) {
+      header = part;
+      return;
+    }
+    const [oldMode, newMode, oldOid, newOid] = header.replace(/^:/, '').split(' ');
+    header = undefined;
+    onChange({ path: part, before: entry(oldMode!, oldOid!), after: entry(newMode!, newOid!) });
+  });
 }
 
 /** Object contents by id (blobs, commits …), streamed from one `cat-file --batch` per chunk of ids; `onObject` may return a promise (backpressure). */
@@ -121,6 +133,7 @@ export async function forEachObject(
       args: ['--batch'],
       gitDir: repo.gitDir,
       cwd: repo.cwd,
+      readAlternate: repo.readAlternate,
       input: `${chunk.join('\n')}\n`,
       onStdout: consume,
       collectStdout: false,

@@ -40,11 +40,11 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** session/turn/step as `s:abcd1234 t3 #2`, omitting what is unknown. */
-export function attribution(r: CheckpointRecord): string {
+/** session/turn/step as `s:abcd1234 t3 #2` (`t3~1`: on a branch a rewind left behind), omitting what is unknown. */
+export function attribution(r: CheckpointRecord, turnLabel?: string): string {
   const parts: string[] = [];
   if (r.session) parts.push(`s:${shortSession(r.session)}`);
-  if (r.turn !== null) parts.push(`t${r.turn}`);
+  if (r.turn !== null) parts.push(`t${turnLabel ?? r.turn}`);
   if (r.step !== null) parts.push(`#${r.step}`);
   return parts.join(' ');
 }

@@ -6,15 +6,22 @@
  *                        (of a current id, else of an id forget rewrote)
  *   turn:N[@SESSION]     the state just before turn N of a session (default:
  *                        the most recent session); SESSION is a unique prefix
+ *   turn:N~K[@SESSION]   the same on the branch a rewind inside the agent left
+ *                        behind K rewinds ago (turn-tree.ts)
+ *   prompt:ID            the state just before the turn of the agent's own
+ *                        prompt id (Claude's prompt_id, Codex's turn_id), on
+ *                        whichever branch holds it
  */
 import { shortId, shortSession } from './short-ids.js';
 import { CkptError } from './errors.js';
 import type { CheckpointRecord } from './ledger.js';
+import { serialAt, turnTree } from './turn-tree.js';
 
 export type Address =
   | { kind: 'latest'; back: number }
   | { kind: 'prefix'; prefix: string }
-  | { kind: 'before-turn'; turn: number; session?: string };
+  | { kind: 'before-turn'; turn: number; back: number; session?: string }
+  | { kind: 'before-prompt'; prompt: string };
 
 /** Pure: parse an address, or throw a one-line error naming it. */
 export function parseAddress(input: string): Address {
@@ -24,18 +31,20 @@ export function parseAddress(input: string): Address {
   }
   const latest = /^latest(?:~(\d{1,6}))?$/.exec(text) ?? /^(?:HEAD|@)(?:~(\d{1,6}))?$/.exec(text);
   if (latest) return { kind: 'latest', back: latest[1] === undefined ? 0 : Number(latest[1]) };
-  const turn = /^turn:(\d{1,6})(?:@(.+))?$/.exec(text);
+  const turn = /^turn:(\d{1,6})(?:~(\d{1,4}))?(?:@(.+))?$/.exec(text);
   if (turn) {
     if (Number(turn[1]) < 1) throw new CkptError('bad-address', `turns count from 1: ${JSON.stringify(input)}`);
-    return { kind: 'before-turn', turn: Number(turn[1]), ...(turn[2] ? { session: turn[2] } : {}) };
+    return { kind: 'before-turn', turn: Number(turn[1]), back: Number(turn[2] ?? 0), ...(turn[3] ? { session: turn[3] } : {}) };
   }
+  const prompt = /^prompt:([A-Za-z0-9][A-Za-z0-9._:-]{0,199})$/.exec(text);
+  if (prompt) return { kind: 'before-prompt', prompt: prompt[1]! };
   if (/^[0-9a-fA-F]{4,64}$/.test(text)) return { kind: 'prefix', prefix: text.toLowerCase() };
   if (/^[0-9a-fA-F]{1,3}$/.test(text)) {
     throw new CkptError('bad-address', `checkpoint prefix too short: ${JSON.stringify(input)} (use 4 or more hex digits)`);
   }
   throw new CkptError(
     'bad-address',
-    `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N, HEAD~N or turn:N[@session])`,
+    `not a checkpoint address: ${JSON.stringify(input).slice(0, 80)} (expected a hex id prefix, latest, latest~N, HEAD~N, turn:N[~K][@session] or prompt:ID)`,
   );
 }
 
@@ -57,13 +66,41 @@ export function resolveAddress(records: readonly CheckpointRecord[], input: stri
     }
     return record;
   }
-  if (address.kind === 'before-turn') return resolveBeforeTurn(records, address.turn, address.session);
+  if (address.kind === 'before-turn') return resolveBeforeTurn(records, address.turn, address.session, address.back);
+  if (address.kind === 'before-prompt') {
+    const at = promptTurn(records, address.prompt);
+    return resolveBeforeTurn(records, at.turn, at.session, at.back);
+  }
   let matches = records.filter((r) => r.id.startsWith(address.prefix));
   // A checkpoint forget rewrote answers to its former ids too, when no current id matches.
   if (matches.length === 0) matches = records.filter((r) => r.formerIds?.some((id) => id.startsWith(address.prefix)));
+  // A fetched checkpoint also answers to the id it has in the store it was taken in (what that machine's log shows).
+  if (matches.length === 0) matches = records.filter((r) => r.origin?.source.startsWith(address.prefix));
   if (matches.length === 0) throw new CkptError('bad-address', `unknown checkpoint: ${address.prefix}`, NOT_FOUND);
   if (matches.length > 1) throw new CkptError('bad-address', `checkpoint ${address.prefix} is ambiguous (${matches.length} matches)`);
   return matches[0]!;
+}
+
+/**
+ * Pure: where the turn of an agent's prompt id stands: its session, its position, and the branch that
+ * holds it (rewinds ago; 0: the current one). A turn a rewind left behind answers to its id as it did.
+ */
+export function promptTurn(records: readonly CheckpointRecord[], prompt: string): { session: string; turn: number; back: number } {
+  const owners = records.filter((r) => r.agentTurn === prompt && r.session !== null && r.turn !== null);
+  const sessions = new Set(owners.map((r) => r.session));
+  if (owners.length === 0) throw new CkptError('bad-address', `unknown prompt id: ${JSON.stringify(prompt).slice(0, 80)}`, NOT_FOUND);
+  if (sessions.size > 1)
+    throw new CkptError('bad-address', `prompt id ${JSON.stringify(prompt).slice(0, 80)} is in ${sessions.size} sessions`);
+  const { session, turn } = owners[0]! as { session: string; turn: number };
+  const tree = turnTree(
+    records.filter((r) => r.session === session),
+    session,
+  );
+  for (let back = 0; back < tree.branches.length; back++) {
+    const at = tree.branches[back]!.indexOf(turn);
+    if (at >= 0) return { session, turn: at + 1, back };
+  }
+  return { session, turn, back: 0 };
 }
 
 /** Pure: the session a prefix names (unique among the ledger's sessions), or the most recent one. */
@@ -83,20 +120,28 @@ export function resolveSession(records: readonly CheckpointRecord[], prefix?: st
 }
 
 /**
- * Pure: the state just before turn N of a session. A turn's first checkpoint
- * taken at its start (turn-start, or the pre hook of its first tool call) holds
- * that state; when the turn starts with a post checkpoint, the state before is
- * that checkpoint's parent. A turn with no checkpoint of its own (nothing
- * changed in it) is reached through the next turn that has one.
+ * Pure: the state just before turn N of a session's branch (`back` rewinds
+ * ago; 0: the current branch). A turn's first checkpoint taken at its start
+ * (turn-start, or the pre hook of its first tool call) holds that state; when
+ * the turn starts with a post checkpoint, the state before is that
+ * checkpoint's parent. A turn with no checkpoint of its own (nothing changed
+ * in it) is reached through the next turn of the branch that has one.
  * @public (tests call it directly)
  */
-export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: number, sessionPrefix?: string): CheckpointRecord {
+export function resolveBeforeTurn(records: readonly CheckpointRecord[], turn: number, sessionPrefix?: string, back = 0): CheckpointRecord {
   const session = resolveSession(records, sessionPrefix);
   const inSession = records.filter((r) => r.session === session && r.turn !== null);
-  const first = inSession.find((r) => r.turn! >= turn);
-  const label = `turn ${turn} of session ${shortSession(session)}`;
+  const tree = turnTree(inSession, session);
+  const branch = tree.branches[back];
+  const label = `turn ${turn}${back ? `~${back}` : ''} of session ${shortSession(session)}`;
+  if (!branch) {
+    const rewinds = tree.branches.length - 1;
+    throw new CkptError('bad-address', `no ${label}: the session was rewound ${rewinds === 1 ? 'once' : `${rewinds} times`}`, NOT_FOUND);
+  }
+  const later = new Set(branch.slice(turn - 1));
+  const first = serialAt(tree, turn, back) === undefined ? undefined : inSession.find((r) => later.has(r.turn!));
   if (!first) {
-    const last = inSession.at(-1)?.turn;
+    const last = branch.length;
     throw new CkptError('bad-address', `no ${label}${last ? ` (its last turn is ${last})` : ''}`, NOT_FOUND);
   }
   const opensTurn =
@@ -173,7 +218,10 @@ export function revertSelection(records: readonly CheckpointRecord[], what: stri
     session = resolveSession(records, what.session);
     if (what.turn !== undefined) from = to = what.turn;
   }
-  const picked = records.filter((r) => r.session === session && r.kind === 'post' && r.turn !== null && r.turn >= from && r.turn <= to);
+  // Turns count on the current branch: a range leaves out the turns a rewind inside the agent left behind.
+  const branch = turnTree(records, session).branches[0]!;
+  const serials = new Set(branch.slice(from - 1, Math.min(to, branch.length)));
+  const picked = records.filter((r) => r.session === session && r.kind === 'post' && r.turn !== null && serials.has(r.turn));
   if (picked.length === 0) {
     const which =
       to === Number.POSITIVE_INFINITY

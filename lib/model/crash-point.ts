@@ -10,7 +10,7 @@
  * - `GIT_CKPT_TEST_PAUSE=<point>` with `GIT_CKPT_TEST_PAUSE_UNTIL=<file>` waits
  *   there until that file exists; meanwhile `<file>.waiting` holds this process's id.
  */
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 
 const CRASH_AT = process.env.GIT_CKPT_TEST_CRASH;
 const PAUSE_AT = process.env.GIT_CKPT_TEST_PAUSE;
@@ -30,7 +30,9 @@ export function crashPoint(point: string): void {
 export async function pausePoint(point: string): Promise<void> {
   if (PAUSE_AT !== point || !PAUSE_UNTIL || existsSync(PAUSE_UNTIL)) return;
   const waiting = `${PAUSE_UNTIL}.waiting`;
-  writeFileSync(waiting, `${process.pid}\n`);
+  // Written whole, then renamed: a test that sees the file reads a whole pid, never an empty one (kill(0) would hit its own group).
+  writeFileSync(`${waiting}.tmp`, `${process.pid}\n`);
+  renameSync(`${waiting}.tmp`, waiting);
   while (!existsSync(PAUSE_UNTIL)) await new Promise((resolve) => setTimeout(resolve, 20));
   rmSync(waiting, { force: true });
 }

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'stale' // undo would overwrite changes made since the operation (use --force), or a plan changed since its preview
   | 'nothing' // an operation that needs a checkpoint found none
   | 'degraded' // a checkpoint named explicitly has lost objects
+  | 'remote' // a remote refused a push or a fetch, or cannot be reached; or a bundle cannot be used
   | 'io' // the filesystem refused (EACCES, ENOSPC, EROFS …); the cause is attached
   | 'internal'; // a bug in git-ckpt: a rule it sets itself was about to be broken
 

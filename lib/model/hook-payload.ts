@@ -9,6 +9,10 @@
  *   gemini   session_id              —               —             tool_name / tool_input
  *   cursor   conversation_id         generation_id   tool_use_id   tool_name / tool_input
  *   copilot  sessionId | session_id  —               —             toolName / toolArgs (or tool_name / tool_input)
+ *   qwen     session_id              prompt_id       tool_use_id   tool_name / tool_input (Claude's, copied)
+ *   droid    session_id              —               —             tool_name / tool_input (Claude's, copied)
+ *   cline    sessionContext.rootSessionId, taskId (the turn), tool_call.id: mapped first (plugin-events.ts)
+ *   opencode plugin events (and Kilo's, and pi's extension events), mapped to these fields first: plugin-events.ts
  *   generic  any of the above, plus Cline's taskId and Windsurf's trajectory_id / execution_id
  *
  * Cursor and Copilot also run hooks configured for Claude, with their own
@@ -18,8 +22,9 @@
 
 import { oneLine } from './text.js';
 import { redact } from './redact.js';
+import { fromCline, fromOpencode, fromPi, isPluginEnvelope } from './plugin-events.js';
 
-const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'generic'] as const;
+const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'qwen', 'droid', 'opencode', 'kilo', 'pi', 'cline', 'generic'] as const;
 type Agent = (typeof AGENTS)[number];
 export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -53,6 +58,8 @@ export interface HookEvent {
   prompt: string | null;
   /** A prompt the agent injected itself (a background task's completion), not one a person typed. */
   injected: boolean;
+  /** A session start that says the session is a fork of another (Claude's SessionStart source "fork"). */
+  forkStart: boolean;
   /** The payload's own timestamp in ms: the same event delivered through two configurations shares it. */
   eventTime: number | null;
   /** The agent's project directory, from its environment (set by the agent, not by the payload). */
@@ -176,17 +183,20 @@ function firstLine(text: string | null): string | null {
  */
 function shellExitError(payload: Record<string, unknown>): string | null {
   const field = (o: unknown, ...keys: string[]) => (o && typeof o === 'object' ? pick(o as Record<string, unknown>, ...keys) : null);
-  // Copilot CLI: `<shellId: 1 completed with exit code 3>`; Gemini CLI: an `Exit Code: 3` line, or `Command exited with code: 3`.
+  // Copilot CLI: `<shellId: 1 completed with exit code 3>`; Gemini CLI: an `Exit Code: 3` line, or `Command exited with code: 3`;
+  // Droid: its response text ends `[Process exited with code 3]`.
   const texts = [
     field(payload.toolResult ?? payload.tool_result, 'textResultForLlm', 'text_result_for_llm'),
     field(payload.tool_response, 'llmContent'),
     field(payload.tool_response, 'returnDisplay'),
+    str(payload.tool_response),
   ];
   for (const text of texts) {
     const code = text
       ? (/completed with exit code (\d+)>/.exec(text) ??
           /^Exit Code: (\d+)\s*$/m.exec(text) ??
-          /^Command exited with code: (\d+)/m.exec(text))?.[1]
+          /^Command exited with code: (\d+)/m.exec(text) ??
+          /^\[Process exited with code (\d+)\]\s*$/m.exec(text))?.[1]
       : undefined;
     if (code !== undefined && code !== '0') return `exit code ${code}`;
   }
@@ -224,9 +234,9 @@ export function parseHookPayload(
   const problems: string[] = [];
   const via: Agent = isAgent(agentArg) ? agentArg : 'generic';
   const agent = runningAgent(via, env);
-  if (!isAgent(agentArg)) problems.push(`unknown agent ${JSON.stringify(agentArg).slice(0, 40)}, read as generic`);
+  if (!isAgent(agentArg)) problems.push(`unknown agent ${JSON.stringify(String(agentArg)).slice(0, 40)}, read as generic`);
   const phase: Phase = isPhase(phaseArg) ? phaseArg : 'post';
-  if (!isPhase(phaseArg)) problems.push(`unknown phase ${JSON.stringify(phaseArg).slice(0, 40)}, taken as post`);
+  if (!isPhase(phaseArg)) problems.push(`unknown phase ${JSON.stringify(String(phaseArg)).slice(0, 40)}, taken as post`);
 
   let payload: Record<string, unknown> = {};
   if (text.trim() === '') problems.push('empty payload');
@@ -235,6 +245,13 @@ export function parseHookPayload(
       const parsed: unknown = JSON.parse(text);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>;
       else problems.push('payload is not a JSON object');
+      // OpenCode, Kilo and pi forward their plugin events as they came (hooks/*-plugin.js, hooks/pi-extension.js).
+      if (isPluginEnvelope(payload)) {
+        if (via === 'opencode' || via === 'kilo') payload = fromOpencode(payload);
+        else if (via === 'pi') payload = fromPi(payload);
+      }
+      // Cline's hook files get its own payload (hookName, taskId, tool_call …).
+      if (via === 'cline' && typeof payload.hookName === 'string') payload = fromCline(payload);
     } catch {
       problems.push('payload is not valid JSON');
     }
@@ -259,6 +276,8 @@ export function parseHookPayload(
     str(agent === 'copilot' ? env.COPILOT_PROJECT_DIR : undefined) ??
     str(agent === 'claude' ? env.CLAUDE_PROJECT_DIR : undefined) ??
     str(agent === 'gemini' ? env.GEMINI_PROJECT_DIR : undefined) ??
+    str(agent === 'qwen' ? (env.QWEN_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
+    str(agent === 'droid' ? (env.FACTORY_PROJECT_DIR ?? env.DROID_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
     str(agent === 'cursor' ? (env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
     null;
   const cwd = pick(payload, 'cwd', 'workspacePath');
@@ -290,7 +309,13 @@ export function parseHookPayload(
     subagent: agentId ? { id: agentId, type: pick(payload, 'agent_type', 'agentType') } : null,
     transcript: pick(payload, 'transcript_path', 'transcriptPath'),
     prompt,
-    injected: isInjectedPrompt(prompt),
+    // A subagent's prompt (OpenCode's task tool starts a child session with one) is not the user's turn.
+    // pi says so of a message an extension sent (plugin-events.ts); Qwen Code 0.15 sends UserPromptSubmit
+    // without a prompt when it hands tool results back to the model: that continues the user's turn.
+    injected:
+      isInjectedPrompt(prompt) ||
+      (phase === 'turn-start' && (agentId !== null || payload.injected === true || (via === 'qwen' && prompt === null))),
+    forkStart: phase === 'session-start' && payload.source === 'fork',
     eventTime: timestampMs(payload.timestamp),
     projectDir,
     workspaceRoot: str(roots[0]),
@@ -301,8 +326,16 @@ export function parseHookPayload(
 
 /** Pure: what the hook must print on stdout so that the agent proceeds untouched. */
 export function neutralOutput(agent: string): string {
-  // Gemini parses stderr when stdout is empty, and Cursor reads stdout as JSON: `{}` decides nothing.
-  return agent === 'gemini' || agent === 'cursor' ? '{}\n' : '';
+  // Gemini parses stderr when stdout is empty, and Cursor and Cline read stdout as JSON: `{}` decides nothing.
+  return agent === 'gemini' || agent === 'cursor' || agent === 'cline' ? '{}\n' : '';
+}
+
+/** The agents that show a hook's `systemMessage` to the user (and to nobody else: the model never reads it). */
+const MESSAGE_AGENTS = new Set(['claude', 'codex', 'gemini']);
+
+/** Pure: the hook's output carrying one line for the user, where the agent shows one; else the neutral output. */
+export function outputWithMessage(agent: string, message: string): string {
+  return MESSAGE_AGENTS.has(agent) ? `${JSON.stringify({ systemMessage: message })}\n` : neutralOutput(agent);
 }
 
 /** Pure: the checkpoint kind for a phase. */

@@ -121,11 +121,62 @@ export interface CheckpointRecord {
    * first: an address or a record naming one of them still finds it.
    */
   formerIds?: string[];
+  /** The first checkpoint of a turn that followed a rewind inside the agent (see turn-tree.ts). */
+  rewind?: RewindMark;
+  /** The checkpoint where a session that is a fork of another was first seen (Claude's --fork-session or /branch, Codex's fork). */
+  fork?: ForkMark;
+  /** A checkpoint fetched from another machine's store (`git ckpt fetch`, `bundle import`): where it came from. */
+  origin?: CheckpointOrigin;
+}
+
+export interface CheckpointOrigin {
+  /** The remote's name in this store (`bundle` for an imported bundle). */
+  remote: string;
+  /** The shared workspace and the writer (one store) that pushed it, as their refs name them. */
+  ws: string;
+  writer: string;
+  /** Its id in the store it was taken in. */
+  source: string;
+}
+
+/** The ids `share init` mints for a shared workspace and a writer: 12 hex digits. */
+export function isShareId(v: unknown): v is string {
+  return typeof v === 'string' && /^[0-9a-f]{12}$/.test(v);
+}
+
+/** A remote's name in a store: what its refs under refs/ckpt-remote/ are named after. */
+export function isRemoteLabel(v: unknown): v is string {
+  return typeof v === 'string' && /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(v);
+}
+
+/** What the user did inside the agent, as the workspace showed it when git-ckpt noticed. */
+export type RewindKind = 'conversation' | 'code' | 'unknown';
+export const REWIND_KINDS: readonly RewindKind[] = ['conversation', 'code', 'unknown'];
+
+export interface RewindMark {
+  /** The serial of the turn the conversation now continues from; 0: from before the first prompt. */
+  parent: number;
+  /**
+   * `conversation`: the agent kept the files as the turns left behind made them; `code`: it put back
+   * what its own file tools wrote (what it missed, the shell's changes, is still there); `unknown`: the
+   * workspace does not tell (no file tool wrote in those turns).
+   */
+  kind: RewindKind;
+  /** Paths that still differed from before the first turn left behind, and how many of them only the shell wrote. */
+  pending: number;
+  shell: number;
+}
+
+/** Where a forked session's conversation came from: the session, and the serial of its last turn the fork holds. */
+export interface ForkMark {
+  session: string;
+  /** null: the fork's point is not known here (the other session's transcript was never read by git-ckpt). */
+  turn: number | null;
 }
 
 /** What a hook event adds to its checkpoint's record. */
 export type HookFields = Required<Pick<CheckpointRecord, 'agent' | 'phase'>> &
-  Pick<CheckpointRecord, 'call' | 'input' | 'failed' | 'error' | 'subagent' | 'agentTurn' | 'transcript' | 'prompt'>;
+  Pick<CheckpointRecord, 'call' | 'input' | 'failed' | 'error' | 'subagent' | 'agentTurn' | 'transcript' | 'prompt' | 'rewind' | 'fork'>;
 
 /** The record's text fields that come from an agent's payload. */
 const HOOK_TEXT_FIELDS = ['agent', 'phase', 'call', 'input', 'error', 'agentTurn', 'transcript', 'prompt'] as const;
@@ -187,6 +238,31 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
   }
   if (r.parentTree !== undefined && !isObjectId(r.parentTree)) return 'bad parent tree';
   if (r.formerIds !== undefined && (!Array.isArray(r.formerIds) || !r.formerIds.every(isObjectId))) return 'bad former ids';
+  if (r.rewind !== undefined) {
+    const w = r.rewind as Partial<RewindMark> | null;
+    if (
+      !w ||
+      typeof w !== 'object' ||
+      !nullableInt(w.parent) ||
+      w.parent === null ||
+      !REWIND_KINDS.includes(w.kind as RewindKind) ||
+      !Number.isInteger(w.pending) ||
+      !Number.isInteger(w.shell) ||
+      r.turn === null ||
+      w.parent >= r.turn
+    )
+      return 'bad rewind';
+  }
+  if (r.fork !== undefined) {
+    const f = r.fork as Partial<ForkMark> | null;
+    if (!f || typeof f !== 'object' || typeof f.session !== 'string' || f.session === '' || f.session === r.session || !nullableInt(f.turn))
+      return 'bad fork';
+  }
+  if (r.origin !== undefined) {
+    const o = r.origin as Partial<CheckpointOrigin> | null;
+    if (!o || typeof o !== 'object' || !isRemoteLabel(o.remote) || !isShareId(o.ws) || !isShareId(o.writer) || !isObjectId(o.source))
+      return 'bad origin';
+  }
   return undefined;
 }
 

@@ -17,6 +17,12 @@ interface Rule {
   name: string;
   pattern: RegExp;
   replace: string | ((match: string, ...groups: string[]) => string);
+  /**
+   * A shape that is a credential wherever it appears, in a file too (a token's own prefix, a key block);
+   * the others (`NAME=value`, `--password x`) are judged only in a command or a message, where code
+   * such as `API_KEY = process.env.API_KEY` does not occur.
+   */
+  inFiles?: true;
 }
 
 const SECRET_NAME = '[A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Za-z0-9_.-]*';
@@ -25,6 +31,7 @@ const SECRET_NAME = '[A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTI
 export const REDACTION_RULES: readonly Rule[] = [
   {
     name: 'private key block',
+    inFiles: true,
     pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g,
     replace: `-----BEGIN PRIVATE KEY----- ${REDACTED}`,
   },
@@ -40,14 +47,14 @@ export const REDACTION_RULES: readonly Rule[] = [
     replace: `$1$2${REDACTED}`,
   },
   { name: 'credentials in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, replace: `$1${REDACTED}@` },
-  { name: 'OpenAI or Anthropic key (sk-…)', pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g, replace: REDACTED },
-  { name: 'Stripe key', pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: REDACTED },
-  { name: 'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)', pattern: /\bgh[opusr]_[A-Za-z0-9]{20,}/g, replace: REDACTED },
-  { name: 'GitHub fine-grained token (github_pat_)', pattern: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: REDACTED },
-  { name: 'AWS access key id (AKIA…, ASIA…)', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, replace: REDACTED },
-  { name: 'Slack token (xox…-)', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replace: REDACTED },
-  { name: 'Google API key (AIza…)', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
-  { name: 'npm token (npm_…)', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
+  { name: 'OpenAI or Anthropic key (sk-…)', inFiles: true, pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g, replace: REDACTED },
+  { name: 'Stripe key', inFiles: true, pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: REDACTED },
+  { name: 'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)', inFiles: true, pattern: /\bgh[opusr]_[A-Za-z0-9]{20,}/g, replace: REDACTED },
+  { name: 'GitHub fine-grained token (github_pat_)', inFiles: true, pattern: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: REDACTED },
+  { name: 'AWS access key id (AKIA…, ASIA…)', inFiles: true, pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, replace: REDACTED },
+  { name: 'Slack token (xox…-)', inFiles: true, pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replace: REDACTED },
+  { name: 'Google API key (AIza…)', inFiles: true, pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
+  { name: 'npm token (npm_…)', inFiles: true, pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
   { name: 'JSON web token', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, replace: REDACTED },
   {
     name: 'password or token flag (--password=…, --token …)',
@@ -89,4 +96,23 @@ export function redact(text: string): string {
   for (const rule of REDACTION_RULES) out = out.replace(rule.pattern, rule.replace as (substring: string, ...args: string[]) => string);
   if (MYSQL_FAMILY.test(out)) out = out.replace(/(^|\s)-p(?!\s|\[REDACTED\])\S+/g, `$1-p${REDACTED}`);
   return out;
+}
+
+const FILE_RULES = REDACTION_RULES.filter((rule) => rule.inFiles);
+
+/** Names the rules `findSecret` applies: a cache of its verdicts is good for this table only. */
+export const FILE_RULES_VERSION = FILE_RULES.map((rule) => `${rule.name}=${rule.pattern.source}`).join('\n');
+
+/**
+ * Pure: the first rule of the table whose credential shape `text` (a file's content) holds, with the line
+ * it is on, or undefined. Only the rules marked `inFiles`: a checkpoint is withheld from a push for a real
+ * token, not for code that names one.
+ */
+export function findSecret(text: string): { rule: string; line: number } | undefined {
+  for (const rule of FILE_RULES) {
+    const pattern = new RegExp(rule.pattern.source, rule.pattern.flags.replace('g', ''));
+    const match = pattern.exec(text);
+    if (match) return { rule: rule.name, line: text.slice(0, match.index).split('\n').length };
+  }
+  return undefined;
 }

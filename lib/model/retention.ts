@@ -11,7 +11,11 @@
  *   - every checkpoint an open restore journal names;
  *   - the parent of every kept `post`, so `turn:N` finds the state before a
  *     kept turn; a kept checkpoint whose parent goes keeps that parent's tree
- *     instead (`parentTree`), so its revert still has its base.
+ *     instead (`parentTree`), so its revert still has its base;
+ *   - a rewind's mark while a checkpoint of its turn or a later one of its
+ *     session is kept: `turn:N` counts the branch the mark starts (its tree is
+ *     its parent's, so it holds no content of its own); a fork's mark the same
+ *     way, so `log` still names the session the fork came from.
  * A store over its quota therefore never prunes itself into "no checkpoints".
  */
 import type { CheckpointRecord } from './ledger.js';
@@ -99,6 +103,18 @@ export function planRetention(input: RetentionInput): RetentionPlan {
     estimate -= r.bytes * diskPerContentByte;
   }
   const byId = new Map(records.map((r) => [r.id, r]));
+  for (const mark of records) {
+    if (!(mark.rewind || mark.fork) || mark.turn === null || !dropped.has(mark.id)) continue;
+    const stillCounted = records.some((r) => r.session === mark.session && r.turn !== null && r.turn >= mark.turn! && !dropped.has(r.id));
+    if (!stillCounted) continue;
+    dropped.delete(mark.id);
+    floors.set(
+      mark.id,
+      mark.rewind
+        ? 'a rewind inside the agent (turn:N counts the branch it starts)'
+        : 'a fork of another session (log names where it came from)',
+    );
+  }
   for (const r of records) {
     if (r.kind !== 'post' || dropped.has(r.id) || !r.parent || !dropped.has(r.parent)) continue;
     dropped.delete(r.parent);

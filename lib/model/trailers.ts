@@ -6,7 +6,16 @@
  * and only the last paragraph is read back as trailers: text from a payload or a
  * `-m` message can neither forge another trailer nor start a trailer block.
  */
-import { LEDGER_SCHEMA, OPERATION_KINDS, recordProblem, type CheckpointKind, type CheckpointRecord, type OperationKind } from './ledger.js';
+import {
+  LEDGER_SCHEMA,
+  OPERATION_KINDS,
+  recordProblem,
+  REWIND_KINDS,
+  type CheckpointKind,
+  type CheckpointRecord,
+  type OperationKind,
+  type RewindKind,
+} from './ledger.js';
 import { isObjectId } from './oid.js';
 import { oneLine } from './text.js';
 
@@ -49,11 +58,26 @@ export function commitMessage(record: RecordMeta): string {
       `Ckpt-Subagent: ${oneLine(record.subagent.id, VALUE_MAX)}${record.subagent.type ? ` ${oneLine(record.subagent.type, VALUE_MAX)}` : ''}`,
     );
   if (record.formerIds?.length) trailers.push(`Ckpt-Former-Ids: ${record.formerIds.join(' ')}`);
+  if (record.rewind) {
+    const w = record.rewind;
+    trailers.push(`Ckpt-Rewind: parent=${w.parent} kind=${w.kind} pending=${w.pending} shell=${w.shell}`);
+  }
+  // The session last: an id is one line but may hold spaces.
+  if (record.fork) trailers.push(`Ckpt-Fork: turn=${record.fork.turn ?? '-'} session=${oneLine(record.fork.session, VALUE_MAX)}`);
   return `${oneLine(record.message || `${record.kind} checkpoint`, TEXT_MAX)}\n\n${trailers.join('\n')}\n`;
 }
 
-/** Pure: a ledger record from a checkpoint commit's raw text, or undefined when it is not one of ours. */
-export function recordFromCommit(id: string, raw: string): CheckpointRecord | undefined {
+/** A commit's raw text read: its tree, first parent, author line, subject, and its `Ckpt-*` trailers by name. */
+export interface CommitText {
+  tree: string | undefined;
+  parent: string | null;
+  author: string;
+  subject: string;
+  trailers: Map<string, string>;
+}
+
+/** Pure: a commit's raw text (`cat-file commit`) read into its parts. */
+export function readCommitText(raw: string): CommitText {
   const split = raw.indexOf('\n\n');
   const header = split < 0 ? raw : raw.slice(0, split);
   const body = split < 0 ? '' : raw.slice(split + 2);
@@ -65,7 +89,6 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
     else if (line.startsWith('parent ') && parent === null) parent = line.slice(7);
     else if (line.startsWith('author ')) author = line;
   }
-  if (!tree || !author.includes(`<${CHECKPOINT_AUTHOR.email}>`)) return undefined;
   const trailers = new Map<string, string>();
   // git's trailer block: the last paragraph, never the subject.
   const paragraphs = body.replace(/\s+$/, '').split(/\n[ \t]*\n/);
@@ -74,6 +97,18 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
     const m = /^Ckpt-([A-Za-z-]+): (.*)$/.exec(line);
     if (m) trailers.set(m[1]!, m[2]!);
   }
+  return { tree, parent, author, subject: body.split('\n')[0] ?? '', trailers };
+}
+
+/** Whether a commit is git-ckpt's own (its fixed author). */
+export function isCheckpointAuthor(author: string): boolean {
+  return author.includes(`<${CHECKPOINT_AUTHOR.email}>`);
+}
+
+/** Pure: a ledger record from a checkpoint commit's raw text, or undefined when it is not one of ours. */
+export function recordFromCommit(id: string, raw: string): CheckpointRecord | undefined {
+  const { tree, parent, author, subject, trailers } = readCommitText(raw);
+  if (!tree || !isCheckpointAuthor(author)) return undefined;
   const kind = trailers.get('Kind') as CheckpointKind | undefined;
   const time = Number(trailers.get('Time'));
   if (!kind || !Number.isFinite(time)) return undefined;
@@ -90,7 +125,7 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
     step: int(trailers.get('Step')),
     tool: trailers.get('Tool') ?? null,
     kind,
-    message: body.split('\n')[0] ?? '',
+    message: subject,
     stats: { added: Number(stats?.[1] ?? 0), modified: Number(stats?.[2] ?? 0), deleted: Number(stats?.[3] ?? 0) },
     bytes: 0,
     paths: [],
@@ -107,6 +142,11 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
   if (subagent) record.subagent = { id: subagent[1]!, type: subagent[2] ?? null };
   const former = (trailers.get('Former-Ids') ?? '').split(' ').filter(isObjectId);
   if (former.length) record.formerIds = former;
+  const rewind = /^parent=(\d+) kind=([a-z]+) pending=(\d+) shell=(\d+)$/.exec(trailers.get('Rewind') ?? '');
+  if (rewind && REWIND_KINDS.includes(rewind[2] as RewindKind))
+    record.rewind = { parent: Number(rewind[1]), kind: rewind[2] as RewindKind, pending: Number(rewind[3]), shell: Number(rewind[4]) };
+  const fork = /^turn=(\d+|-) session=(.+)$/.exec(trailers.get('Fork') ?? '');
+  if (fork) record.fork = { session: fork[2]!, turn: fork[1] === '-' ? null : Number(fork[1]) };
   if (OPERATION_KINDS.includes(kind as OperationKind)) {
     const target = trailers.get('Target');
     const guard = trailers.get('Guard');

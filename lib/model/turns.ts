@@ -40,11 +40,20 @@ export interface SessionState {
   adopted: string[];
   /** Keys of recent events, to count an event delivered twice once. */
   seen: string[];
+  /** The newest turn whose transcript was read for a rewind inside the agent before it (rewind-detect.ts). */
+  rewindChecked: number;
+  /**
+   * The turns that followed a rewind, to the turn they continue from (serial → serial), as their marks
+   * in the ledger say: the current branch without reading the ledger. Null in a state from before them.
+   */
+  rewindParents: Record<string, number> | null;
+  /** The agent said at the session's start that it is a fork of another session (the transcript tells which). */
+  forked: boolean;
 }
 
-/** A tool call as the state remembers it, to record its post for it. */
+/** A tool call as the state remembers it, to record its post for it (null: an agent without call ids). */
 interface OpenCall {
-  callId: string;
+  callId: string | null;
   tool: string | null;
   input: string | null;
   turn: number;
@@ -55,6 +64,7 @@ interface OpenCall {
 }
 
 export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey' | 'callId' | 'injected' | 'subagent' | 'eventTime'> & {
+  forkStart?: boolean;
   transcript?: string | null;
   tool?: string | null;
   input?: string | null;
@@ -89,6 +99,12 @@ export interface Numbering {
   adopt: OpenCall | null;
   /** A post whose changes a later hook already took: record nothing. */
   taken: boolean;
+  /**
+   * A turn's start or end that arrived after its moment (Cline runs TaskStart, TaskResume and
+   * TaskComplete detached, so they race the tool calls): what changes now is a call's work, so it
+   * records nothing and adopts nothing.
+   */
+  late: boolean;
   state: SessionState;
 }
 
@@ -105,6 +121,9 @@ export function emptySessionState(): SessionState {
     open: null,
     adopted: [],
     seen: [],
+    rewindChecked: 0,
+    rewindParents: {},
+    forked: false,
   };
 }
 
@@ -135,10 +154,22 @@ export function reviveSessionState(value: unknown): SessionState | undefined {
     preOpen: Boolean(v.preOpen),
     running: reviveRunning(v.running),
     title: typeof v.title === 'string' ? v.title : null,
-    open: v.open && typeof v.open === 'object' && typeof (v.open as OpenCall).callId === 'string' ? (v.open as OpenCall) : null,
+    open: v.open && typeof v.open === 'object' && validCallId((v.open as OpenCall).callId) ? (v.open as OpenCall) : null,
     adopted: Array.isArray(v.adopted) ? v.adopted.filter((k): k is string => typeof k === 'string') : [],
     seen: Array.isArray(v.seen) ? v.seen.filter((k): k is string => typeof k === 'string') : [],
+    // A state from before rewinds were read: its turns so far count as read.
+    rewindChecked: Number.isInteger(v.rewindChecked) ? v.rewindChecked! : v.turn!,
+    rewindParents: reviveParents(v.rewindParents),
+    forked: v.forked === true,
   };
+}
+
+function reviveParents(value: unknown): SessionState['rewindParents'] {
+  if (!value || typeof value !== 'object') return null;
+  const out: Record<string, number> = {};
+  for (const [serial, parent] of Object.entries(value as Record<string, unknown>))
+    if (Number.isInteger(parent) && Number.isInteger(Number(serial)) && (parent as number) < Number(serial)) out[serial] = parent as number;
+  return out;
 }
 
 function reviveRunning(value: unknown): SessionState['running'] {
@@ -179,10 +210,15 @@ function eventKey(e: NumberedEvent): string | null {
   return [e.phase, e.eventTime ?? '', e.callId ?? '', e.turnKey ?? ''].join('|');
 }
 
+/** An open call's id as the state may hold it: the agent's, or null for an agent that gives none. */
+function validCallId(v: unknown): boolean {
+  return typeof v === 'string' || v === null;
+}
+
 /** Pure: what the state keeps of a pre's call, to record its post for it later. */
 function remembered(event: NumberedEvent, turn: number, step: number | null): OpenCall {
   return {
-    callId: event.callId!,
+    callId: event.callId,
     tool: event.tool ?? null,
     input: event.input ?? null,
     turn,
@@ -215,6 +251,7 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
           hold: [],
           adopt: null,
           taken: false,
+          late: false,
           state,
         };
       next.seen = [...next.seen, key].slice(-SEEN_KEPT);
@@ -229,15 +266,19 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     next.title = title;
   };
   const realPrompt = event.phase === 'turn-start' && !(event.injected && next.turn > 0);
+  // A background post that lands after its turn ended belongs to its own call's turn: it opens none.
+  const lateKnownPost = event.phase === 'post' && event.callId !== null && next.calls[event.callId] !== undefined;
   let turn = next.turn;
-  if (event.turnKey !== null && next.turnKeys[event.turnKey] !== undefined) {
-    turn = next.turnKeys[event.turnKey]!;
+  const knownTurn = event.turnKey !== null && next.turnKeys[event.turnKey] !== undefined;
+  if (knownTurn) {
+    turn = next.turnKeys[event.turnKey!]!;
   } else if (event.phase === 'turn-start') {
     if (realPrompt) openTurn(event.title ?? null);
     else next.ended = false;
     turn = next.turn;
   } else if (
     event.phase !== 'session-start' &&
+    !lateKnownPost &&
     (next.turn === 0 || event.turnKey !== null || (next.ended && (event.phase === 'pre' || event.phase === 'post')))
   ) {
     // A tool call in a new turn whose prompt hook never fired (hooks installed mid-session, or no prompt hook).
@@ -272,17 +313,22 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
   for (const [id, call] of Object.entries(next.running)) if (now - call.since > RUNNING_STALE_MS) delete next.running[id];
   const defer = event.phase === 'turn-end' && Object.keys(next.running).length > 0;
 
+  // A start of a turn whose tool calls came already, or an end of a turn after the next one began.
+  const late = knownTurn && (event.phase === 'turn-start' || (event.phase === 'turn-end' && turn !== next.turn));
   // The main thread's next step (a pre, the turn's end, a new prompt) closes the call still open.
   let adopt: OpenCall | null = null;
   const mainThread = !event.subagent;
+  // Without call ids, any such event is another call's: a pre that found the one before it still open
+  // means that call's post never came (Droid sends none for a failed call).
   if (
     next.open &&
-    next.open.callId !== event.callId &&
+    !late &&
+    (next.open.callId !== event.callId || next.open.callId === null) &&
     mainThread &&
     (event.phase === 'pre' || event.phase === 'turn-end' || event.phase === 'turn-start')
   ) {
     adopt = next.open;
-    next.adopted = [...next.adopted, adopt.callId].slice(-SEEN_KEPT);
+    if (adopt.callId !== null) next.adopted = [...next.adopted, adopt.callId].slice(-SEEN_KEPT);
     next.open = null;
   }
   // A subagent's next call or its end closes its call still open the same way (its post runs in the background too).
@@ -303,10 +349,11 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     .filter(([id, call]) => id !== event.callId && call.path !== null)
     .map(([, call]) => call.path!);
 
-  if (event.phase === 'pre' && mainThread && event.callId !== null && turn === next.turn) {
+  if (event.phase === 'pre' && mainThread && turn === next.turn) {
     next.open = remembered(event, turn, step);
-  } else if (event.phase === 'post' && next.open?.callId === event.callId) next.open = null;
+  } else if (event.phase === 'post' && (next.open?.callId === event.callId || (event.callId === null && !event.subagent))) next.open = null;
   if (event.phase === 'turn-end' && turn === next.turn) next.ended = true;
+  if (event.forkStart) next.forked = true;
 
   next.turnKeys = trim(next.turnKeys);
   next.calls = trim(next.calls);
@@ -319,6 +366,7 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     hold: [...new Set(hold)],
     adopt,
     taken,
+    late,
     state: next,
   };
 }

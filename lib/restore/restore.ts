@@ -157,10 +157,10 @@ async function revertWholeLive(
   return execute(ctx, { op: 'revert', target: target.id, live, plan }, options);
 }
 
-/** The newest restore, revert or undo record: what `undo` reverses. */
+/** The newest restore, revert or undo record of this workspace's own (a fetched one was another store's): what `undo` reverses. */
 export function lastOperation(records: readonly CheckpointRecord[]): CheckpointRecord | undefined {
   for (let i = records.length - 1; i >= 0; i--) {
-    if (OPERATION_KINDS.includes(records[i]!.kind as OperationKind)) return records[i];
+    if (OPERATION_KINDS.includes(records[i]!.kind as OperationKind) && !records[i]!.origin) return records[i];
   }
   return undefined;
 }

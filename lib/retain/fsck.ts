@@ -8,10 +8,10 @@
  * themselves: every commit carries its metadata as `Ckpt-*` trailers.
  */
 import { copyFileSync, existsSync } from 'node:fs';
-import { recordFromCommit } from '../model/trailers.js';
+import { readCommitText, recordFromCommit } from '../model/trailers.js';
 import { readLedger, type CheckpointRecord } from '../model/ledger.js';
 import { forEachObject } from '../git/objects.js';
-import { indexBlobs, recordObjects } from '../store/packs.js';
+import { indexBlobs, recordObjects, sharedCommits } from '../store/packs.js';
 import { git } from '../git/runner.js';
 import { dirSize, writeFileDurable, type StorePaths } from '../store/store.js';
 
@@ -72,7 +72,9 @@ export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, 
   const intact = records.filter((r) => !missing[r.id]);
   // A base tree kept for a dropped parent (`parentTree`) is a checkpoint's too: checked, and no orphan.
   for (const r of intact) if (r.parentTree && !objects.has(r.parentTree)) missing[r.id] = [r.parentTree];
-  const all = await reachable(paths, recordObjects(intact.filter((r) => !missing[r.id])));
+  // The export chains and what was fetched from other stores are kept too (see sharedCommits): no orphans.
+  const shared = sharedCommits(paths).filter((id) => objects.has(id));
+  const all = await reachable(paths, [...recordObjects(intact.filter((r) => !missing[r.id])), ...shared]);
   if (all.missing.size) {
     // Something deeper is gone: find whose, one checkpoint at a time (only in a damaged store).
     for (const r of intact) {
@@ -122,7 +124,10 @@ export async function rebuildLedger(paths: StorePaths): Promise<RebuildReport> {
   const commits = [...objects].filter(([, type]) => type === 'commit').map(([id]) => id);
   const records: CheckpointRecord[] = [];
   await forEachObject({ gitDir: paths.gitDir, cwd: paths.dir }, commits, (id, content) => {
-    const record = recordFromCommit(id, content.toString('utf8'));
+    const raw = content.toString('utf8');
+    // An export copy (this store's, or one fetched from another) names its workspace: it is no checkpoint of this one.
+    if (readCommitText(raw).trailers.has('Ws')) return;
+    const record = recordFromCommit(id, raw);
     if (record) records.push(record);
   });
   let backup: string | null = null;

@@ -125,6 +125,8 @@ export function processGone(pid: number): boolean {
 }
 
 export function processAlive(pid: number): boolean {
+  // 0 and negative ids name process groups: a tampered pid file must never make us signal our own group.
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -3,9 +3,10 @@
  * and their `.keep` marks, what killed processes leave, the blobs the shadow
  * index names, and what records need kept (gc, forget, the disk-full cleanup).
  */
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CheckpointRecord } from '../model/ledger.js';
+import { readLedger, type CheckpointRecord } from '../model/ledger.js';
+import { isObjectId } from '../model/oid.js';
 import { git, splitZ } from '../git/runner.js';
 import { OBJECT_CACHES, type StorePaths } from './store.js';
 
@@ -107,7 +108,7 @@ export function recordObjects(records: readonly CheckpointRecord[]): string[] {
  * start that is gone (a degraded checkpoint) is left out: rev-list stops on one.
  */
 export async function neededObjects(paths: StorePaths, starts: readonly string[], extraBlobs: readonly string[] = []): Promise<string> {
-  const present = await presentObjects(paths, starts);
+  const present = await presentObjects(paths, [...starts, ...sharedCommits(paths)]);
   const listed = await git({
     verb: 'rev-list',
     args: ['--objects', '--no-walk', '--missing=allow-any', '--stdin'],
@@ -117,6 +118,27 @@ export async function neededObjects(paths: StorePaths, starts: readonly string[]
   });
   const blobs = [...(await indexBlobs(paths)), ...(await presentObjects(paths, extraBlobs))];
   return `${listed.stdout.toString('utf8')}${blobs.join('\n')}\n`;
+}
+
+/**
+ * The commits of the export chains (`share.json`) and those fetched from other stores (`fetched.jsonl`):
+ * kept whatever the retention policy drops, since a later export continues its chain and a fetched
+ * checkpoint is restorable. Read from the files, never walked: a chain's base may be parented on a
+ * commit of the user's repository, which the store does not hold.
+ */
+export function sharedCommits(paths: StorePaths): string[] {
+  const ids: string[] = [];
+  try {
+    const state = JSON.parse(readFileSync(paths.share, 'utf8')) as {
+      exports?: Record<string, { tip?: unknown; base?: unknown; sources?: Record<string, unknown> }>;
+    };
+    for (const chain of Object.values(state.exports ?? {}))
+      ids.push(...[chain.tip, chain.base, ...Object.values(chain.sources ?? {})].filter(isObjectId));
+  } catch {
+    /* no sharing, or a state share commands refuse (they name it) */
+  }
+  ids.push(...readLedger(paths.fetched).records.map((r) => r.id));
+  return ids;
 }
 
 /** The ids among `ids` that the store holds (pack-objects fails on a missing one). */

@@ -57,6 +57,16 @@ function updateLocked<T extends { state: SessionState }>(storeDir: string, sessi
   return result;
 }
 
+/** The sessions whose state is kept, the most recent last (without the lock: a hint). */
+export function sessionIds(storeDir: string): string[] {
+  return Object.keys(readTable(storeDir));
+}
+
+/** One session's state as last written, without the lock (a hint: undefined when there is none). */
+export function readSessionState(storeDir: string, session: string): SessionState | undefined {
+  return reviveSessionState(readTable(storeDir)[session]);
+}
+
 /** Drop one session's state (its counters and its turn's title), under the state's lock: `forget --session`. */
 export async function forgetSessionState(storeDir: string, session: string): Promise<void> {
   await withLock(storePaths(storeDir).sessionsLock, SESSIONS_LOCK_TIMEOUT_MS, async () => {

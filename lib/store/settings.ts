@@ -34,7 +34,19 @@ export interface Settings {
   daemonIdleMs: number;
   /** How often, in time of activity, the daemon checks its account of changes against a full scan (ms). */
   daemonVerifyMs: number;
+  /**
+   * After a rewind of the conversation inside the agent: `off` only records it; `ask` tells the user what the
+   * workspace still holds of the turns left behind; `auto` also restores it when the agent put back its own
+   * edits and every other change left was the abandoned turns' own.
+   */
+  followRewind: FollowRewind;
+  /** The agent's MCP tools may push checkpoints (they may always list and fetch). */
+  shareAgentPush: boolean;
+  /** `turn`: after share init, each turn's end pushes its session in the background (never inside a tool call's hook). */
+  shareAuto: 'off' | 'turn';
 }
+
+type FollowRewind = 'off' | 'ask' | 'auto';
 
 const DEFAULT_SECRET_PATTERNS = ['.env', '.env.*', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*'];
 
@@ -55,6 +67,9 @@ export const DEFAULT_SETTINGS: Settings = {
   daemon: true,
   daemonIdleMs: 30 * 60_000,
   daemonVerifyMs: 10 * 60_000,
+  followRewind: 'ask',
+  shareAgentPush: false,
+  shareAuto: 'off',
 };
 
 /**
@@ -150,6 +165,23 @@ export function settingsFromConfigList(listing: string): Settings {
       case 'daemonverify':
         settings.daemonVerifyMs = parseDuration('daemonVerify', value);
         break;
+      case 'followrewind': {
+        const mode = value.trim().toLowerCase();
+        if (mode !== 'off' && mode !== 'ask' && mode !== 'auto')
+          throw new CkptError('config', `bad value for ckpt.followRewind: ${JSON.stringify(value)} (expected off, ask or auto)`);
+        settings.followRewind = mode;
+        break;
+      }
+      case 'share.agentpush':
+        settings.shareAgentPush = parseGitBool('share.agentPush', value);
+        break;
+      case 'share.auto': {
+        const mode = value.trim().toLowerCase();
+        if (mode !== 'off' && mode !== 'turn')
+          throw new CkptError('config', `bad value for ckpt.share.auto: ${JSON.stringify(value)} (expected off or turn)`);
+        settings.shareAuto = mode;
+        break;
+      }
       case 'hookbudget':
         settings.hookBudgetMs = Math.min(HOOK_BUDGET_CAP_MS, parseDuration('hookBudget', value));
         break;

@@ -64,6 +64,8 @@ export interface StorePaths {
   /** Per agent session: turn and step counters, open subagent calls, the turn's title; and its own lock. */
   sessions: string;
   sessionsLock: string;
+  /** Per agent session: what its transcript told so far (read for rewinds inside the agent). */
+  transcripts: string;
   /** Loose-object estimate and checkpoints since the last gc. */
   packState: string;
   /** Caches, each keyed by the stat data of what it was computed from. */
@@ -81,6 +83,11 @@ export interface StorePaths {
   forgotten: string;
   /** A forget in progress (its request): a rerun finishes it. */
   forgetMarker: string;
+  /** Where checkpoints go (`share init`), the exports made and what was pushed and bundled (see share.ts); its own lock. */
+  share: string;
+  shareLock: string;
+  /** Checkpoints fetched from other stores (a remote, a bundle): records like the ledger's, with their origin. */
+  fetched: string;
   /** Inside the shadow GIT_DIR: its HEAD (there once the repository is made), its config (includes `config`). */
   shadowHead: string;
   shadowConfig: string;
@@ -215,6 +222,7 @@ export function storePaths(dir: string): StorePaths {
     journal: path.join(dir, 'journal.json'),
     sessions: path.join(dir, 'sessions.json'),
     sessionsLock: path.join(dir, 'sessions.lock'),
+    transcripts: path.join(dir, 'transcripts'),
     packState: path.join(dir, 'pack-state.json'),
     indexStamp: path.join(dir, 'index.stamp'),
     probeCache: path.join(dir, 'probe.json'),
@@ -225,6 +233,9 @@ export function storePaths(dir: string): StorePaths {
     hookSkips: path.join(dir, 'hook.skips'),
     forgotten: path.join(dir, 'forgotten'),
     forgetMarker: path.join(dir, 'forget.json'),
+    share: path.join(dir, 'share.json'),
+    shareLock: path.join(dir, 'share.lock'),
+    fetched: path.join(dir, 'fetched.jsonl'),
     shadowHead: path.join(gitDir, 'HEAD'),
     shadowConfig: path.join(gitDir, 'config'),
     objectsDir: path.join(gitDir, 'objects'),

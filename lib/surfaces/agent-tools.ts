@@ -1,6 +1,6 @@
 /**
  * The agent's own tools: checkpoint now, list, diff, restore (dry run first),
- * undo, forget (a preview only) and status, as a model calls them (the MCP server in mcp.ts serves
+ * undo, forget (a preview only), status and a resume plan, as a model calls them (the MCP server in mcp.ts serves
  * them). Each tool is its input schema, its output schema, a description
  * written for a model, MCP's hints, and a handler that goes through the same
  * Workspace methods as the CLI: the one lock door, the one resolver, the one
@@ -15,6 +15,8 @@ import { userPath } from '../model/paths.js';
 import type { OperationReport } from '../restore/restore.js';
 import type { Workspace } from '../workspace.js';
 import { checkpointView, operationView } from './views.js';
+import { resumeWithRestore } from '../agents/resume.js';
+import { shellLine } from '../model/resume-plan.js';
 
 /** The most diff text a tool returns unless asked for more: a model's context is precious. */
 const DIFF_MAX_BYTES = 64 * 1024;
@@ -30,7 +32,8 @@ interface ToolAnnotations {
   readOnlyHint: boolean;
   destructiveHint: boolean;
   idempotentHint: boolean;
-  openWorldHint: false;
+  /** True only for the tool that reaches the remote share init named. */
+  openWorldHint: boolean;
 }
 
 export interface AgentTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
@@ -129,6 +132,11 @@ const checkpointViewSchema = z.object({
   time: z.number(),
   session: z.string().nullable(),
   turn: z.number().nullable(),
+  turnLabel: z.string().nullable(),
+  rewind: z
+    .object({ parent: z.number(), kind: z.enum(['conversation', 'code', 'unknown']), pending: z.number(), shell: z.number() })
+    .nullable(),
+  fork: z.object({ session: z.string(), turn: z.number().nullable(), turnLabel: z.string().nullable() }).nullable(),
   step: z.number().nullable(),
   kind: z.string(),
   agent: z.string().nullable(),
@@ -150,6 +158,7 @@ const checkpointViewSchema = z.object({
   skippedCount: z.number(),
   op: z.record(z.string(), z.unknown()).nullable(),
   formerIds: z.array(z.string()),
+  origin: z.object({ remote: z.string(), ws: z.string(), writer: z.string(), source: z.string() }).nullable(),
   degraded: z.boolean(),
 });
 
@@ -211,16 +220,17 @@ const checkpointList: AgentTool<{
   },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ws, { limit, session, turn }) {
-    const { records, total, titles } = await ws.list({ limit: limit ?? 20, session, turn });
+    const listed = await ws.list({ limit: limit ?? 20, session, turn });
+    const { records, total } = listed;
     const degraded = await ws.degraded(false);
-    const entries = records.map((r) => checkpointView(r, titles, Boolean(degraded[r.id])));
+    const entries = records.map((r) => checkpointView(r, listed, Boolean(degraded[r.id])));
     const lines: string[] = [];
     let group: string | undefined;
     for (const e of entries) {
       const key =
         e.session === null
           ? 'outside any agent session'
-          : `session ${shortSession(e.session)}, turn ${e.turn ?? '-'}${e.prompt ? ` “${e.prompt}”` : ''}`;
+          : `session ${shortSession(e.session)}, turn ${e.turnLabel ?? '-'}${e.prompt ? ` “${e.prompt}”` : ''}`;
       if (key !== group) lines.push(`── ${key}`);
       group = key;
       const who = [e.tool, e.kind, e.failed ? 'FAILED' : '', e.degraded ? 'DEGRADED (objects missing)' : ''].filter(Boolean).join(' ');
@@ -471,6 +481,16 @@ const checkpointStatus: AgentTool<Record<string, never>> = {
     baselineRunning: z.boolean(),
     uncaptured: z.array(z.object({ path: z.string(), reason: z.string() })),
     interrupted: z.string().nullable(),
+    rewinds: z.array(
+      z.object({
+        session: z.string(),
+        beforeTurn: z.number(),
+        turns: z.string(),
+        kind: z.string(),
+        pending: z.number(),
+        address: z.string(),
+      }),
+    ),
   },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ws) {
@@ -488,6 +508,10 @@ const checkpointStatus: AgentTool<Record<string, never>> = {
       ...skippedLines({ skipped: s.uncaptured, skippedCount: s.uncapturedCount }),
       ...(interrupted ? [`interrupted: ${interrupted}`] : []),
       ...(s.interruptedForget ? [`interrupted: ${s.interruptedForget} (the user runs it)`] : []),
+      ...s.rewinds.map(
+        (r) =>
+          `rewound: session ${shortSession(r.session)}'s conversation went back to before turn ${r.beforeTurn}; the workspace still has ${r.pending} file(s) of ${r.turns} (the user may restore them: git ckpt restore ${r.address})`,
+      ),
     ];
     return {
       text: `${lines.join('\n')}\n`,
@@ -504,7 +528,156 @@ const checkpointStatus: AgentTool<Record<string, never>> = {
         baselineRunning: s.baseline !== null,
         uncaptured: s.uncaptured.map((u) => ({ path: u.path, reason: u.reason })),
         interrupted,
+        rewinds: s.rewinds.map(({ session, beforeTurn, turns, kind, pending, address }) => ({
+          session,
+          beforeTurn,
+          turns,
+          kind,
+          pending,
+          address,
+        })),
       },
+    };
+  },
+};
+
+const resumePlanTool: AgentTool<{ turn: z.ZodString; session: z.ZodOptional<z.ZodString> }> = {
+  name: 'resume_plan',
+  title: 'Plan a resume at an earlier turn',
+  description:
+    'How the user can go back to before one of their prompts, files and conversation together: which files `git ckpt resume` would restore, and the command ' +
+    'that reopens the conversation there with the one step inside it. Read-only: it changes nothing, and the user runs the command (a conversation cannot ' +
+    'be rewound from inside itself). `turn` is turn:N (the Nth prompt of the current conversation), turn:N~K (of a branch left by a rewind K rewinds ago), ' +
+    'optionally @SESSION.',
+  input: {
+    turn: z.string().min(1).max(200).describe("turn:N[~K][@SESSION], or prompt:ID (the agent's own prompt id)"),
+    session: z.string().min(1).max(200).optional().describe('a unique prefix of the session id (default: the most recent session)'),
+  },
+  output: {
+    agent: z.string(),
+    session: z.string(),
+    turn: z.number(),
+    title: z.string().nullable(),
+    target: z.string(),
+    command: z.string(),
+    steps: z.array(z.string()),
+    headless: z.string().nullable(),
+    /** What `git ckpt resume` would restore (a dry run of it). */
+    restore: z.object({ counts: z.record(z.string(), z.number()), files: z.array(fileAction) }),
+  },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ws, { turn, session }) {
+    const { target, plan, restore: preview } = await resumeWithRestore(ws, turn, { session, dryRun: true });
+    const changing = preview.plan.files.filter((f) => f.action !== 'unchanged');
+    const lines = [
+      `before prompt ${plan.turn}${plan.title ? ` “${plan.title}”` : ''} of ${plan.agent} session ${shortSession(plan.session)}: checkpoint ${shortId(target.id)}`,
+      `git ckpt resume would restore ${changing.length} path(s)${
+        changing.length
+          ? `: ${changing
+              .slice(0, 10)
+              .map((f) => `${f.action} ${f.path}`)
+              .join(', ')}${changing.length > 10 ? ', …' : ''}`
+          : ''
+      }`,
+      `then the user opens the conversation with: ${shellLine(plan.command)}`,
+      ...plan.steps.map((s) => `and inside it: ${s}`),
+      ...(plan.headless ? [`or continues right before that prompt, headless, in a fork: ${shellLine(plan.headless)}`] : []),
+      `the user runs it all with: git ckpt resume turn:${plan.turn}@${shortSession(plan.session)}`,
+    ];
+    return {
+      text: `${lines.join('\n')}\n`,
+      structured: {
+        agent: plan.agent,
+        session: plan.session,
+        turn: plan.turn,
+        title: plan.title,
+        target: target.id,
+        command: shellLine(plan.command),
+        steps: plan.steps,
+        headless: plan.headless ? shellLine(plan.headless) : null,
+        restore: (({ counts, files }) => ({ counts, files }))(operationView(preview)),
+      },
+    };
+  },
+};
+
+const checkpointShare: AgentTool<{
+  action: z.ZodEnum<{ list: 'list'; fetch: 'fetch'; push: 'push' }>;
+  session: z.ZodOptional<z.ZodString>;
+  dryRun: z.ZodOptional<z.ZodBoolean>;
+}> = {
+  name: 'checkpoint_share',
+  title: 'Checkpoints on the shared remote',
+  description:
+    "The remote the user named with `git ckpt share init` (nothing else is ever reached): list the sessions it holds, fetch other machines' sessions " +
+    'of this workspace (then checkpoint_list, checkpoint_diff and checkpoint_restore reach them), or push a session. ' +
+    'Push is refused unless the user set ckpt.share.agentPush=true; with dryRun it only says what would go and what is withheld (credentials, ignored files).',
+  input: {
+    action: z.enum(['list', 'fetch', 'push']).describe('list, fetch, or push'),
+    session: z.string().min(1).max(200).optional().describe('fetch or push only this session (default: push the latest, fetch all)'),
+    dryRun: z.boolean().optional().describe('push: say what would go, send nothing'),
+  },
+  output: {
+    remote: z.string(),
+    url: z.string(),
+    sessions: z.array(
+      z.object({
+        session: z.string(),
+        writer: z.string().nullable(),
+        status: z.string(),
+        checkpoints: z.number(),
+        withheld: z.string().nullable(),
+      }),
+    ),
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async run(ws, { action, session, dryRun }) {
+    if (action === 'list') {
+      const r = await ws.fetchCheckpoints({ list: true });
+      const sessions = (r.listed ?? []).map((l) => ({
+        session: l.session,
+        writer: l.writer,
+        status: l.mine ? 'this store' : l.thisWorkspace ? 'another machine' : `workspace ${l.ws}`,
+        checkpoints: 0,
+        withheld: null,
+      }));
+      const lines = sessions.map((x) => `${x.session}  writer ${x.writer}  ${x.status}`);
+      return {
+        text: `${r.remote} (${r.url}) holds ${sessions.length} session ref(s)\n${lines.join('\n')}\n`,
+        structured: { remote: r.remote, url: r.url, sessions },
+      };
+    }
+    if (action === 'fetch') {
+      const r = await ws.fetchCheckpoints({ session });
+      const sessions = r.fetched.map((f) => ({
+        session: f.session,
+        writer: f.writer,
+        status: `${f.added} new`,
+        checkpoints: f.total,
+        withheld: null,
+      }));
+      const added = r.fetched.reduce((n, f) => n + f.added, 0);
+      return { text: `fetched ${added} new checkpoint(s) from ${r.remote}\n`, structured: { remote: r.remote, url: r.url, sessions } };
+    }
+    if (!dryRun && !(await ws.settings()).shareAgentPush)
+      throw new CkptError(
+        'refused',
+        'pushing is the user’s to do (git ckpt push), unless they set ckpt.share.agentPush=true; dryRun: true shows what would go',
+      );
+    const r = await ws.push({ session, dryRun: dryRun === true });
+    const sessions = r.sessions.map((x) => ({
+      session: x.session ?? '(none)',
+      writer: null,
+      status: x.status === 'rejected' ? `rejected: ${x.reason}` : x.status,
+      checkpoints: x.checkpoints,
+      withheld: x.withheld
+        ? `${x.withheld.count} checkpoint(s) from ${shortId(x.withheld.checkpoint)}: ${x.withheld.path} looks like a ${x.withheld.rule}`
+        : null,
+    }));
+    const lines = sessions.map((x) => `${x.session}: ${x.status}${x.withheld ? `; withheld ${x.withheld}` : ''}`);
+    return {
+      text: `${r.dryRun ? 'would push' : 'pushed'} to ${r.remote}\n${lines.join('\n')}\n`,
+      structured: { remote: r.remote, url: r.url, sessions },
     };
   },
 };
@@ -518,6 +691,8 @@ export const AGENT_TOOLS = [
   checkpointUndo,
   checkpointForget,
   checkpointStatus,
+  resumePlanTool,
+  checkpointShare,
 ] as unknown as AgentTool[];
 
 /** What the server tells the agent once, at the start of a session. */
@@ -528,4 +703,5 @@ export const AGENT_INSTRUCTIONS = [
   '- checkpoint_restore and checkpoint_undo are dry runs unless apply is true. Show the plan, and apply only with the user’s consent.',
   '- Every applied restore can be reversed with checkpoint_undo.',
   '- checkpoint_forget only previews what `git ckpt forget` would remove for good (a secret captured by mistake, a session); only the user can run it.',
+  '- checkpoint_share lists and fetches sessions on the remote the user shared to; it pushes only when the user allowed it (ckpt.share.agentPush).',
 ].join('\n');

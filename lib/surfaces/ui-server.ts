@@ -22,6 +22,9 @@ import { listStores, storeWorkspace } from '../store/stores.js';
 import { storePaths } from '../store/store.js';
 import { Workspace } from '../workspace.js';
 import { checkpointView } from './views.js';
+import { resumeWithRestore } from '../agents/resume.js';
+import { shellLine } from '../model/resume-plan.js';
+import { pendingRewinds } from '../model/rewind-plan.js';
 
 export interface UiServerOptions {
   /** The workspace shown first (the one `git ckpt ui` was started in), if any. */
@@ -296,8 +299,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         return {
           total: all.total,
           offset,
-          records: page.map((r) => checkpointView(r, all.titles, Boolean(degraded[r.id]))),
+          records: page.map((r) => checkpointView(r, all, Boolean(degraded[r.id]))),
           sessions: [...sessions.values()].map((s) => ({ ...s, turns: s.turns.size })),
+          // Rewinds inside an agent whose turns left behind still show in the workspace, as status tells them.
+          rewinds: pendingRewinds([...all.records].reverse(), Date.now()),
           warnings: all.warnings,
         };
       },
@@ -306,8 +311,21 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         const id = checked(z.string().min(1).max(200), q.get('id'), 'id');
         const { record, diff, base } = await ws.show(id, { format: 'name-status' });
         const files = nameStatusFiles(diff);
-        const { titles } = await ws.list({ limit: 0 });
-        return { record: checkpointView(record, titles), files, base: base ?? null };
+        return { record: checkpointView(record, await ws.list({ limit: 0 })), files, base: base ?? null };
+      },
+      // What `git ckpt resume` would do for a turn: a dry run and the commands; the page starts no agent.
+      'GET /api/resume': async (q) => {
+        const ws = workspaceOf(q.get('ws'));
+        const turn = checked(z.string().min(1).max(200), q.get('turn'), 'turn');
+        const { target, plan, restore: preview } = await resumeWithRestore(ws, turn, { dryRun: true });
+        return {
+          ...plan,
+          target: target.id,
+          commandLine: shellLine(plan.command),
+          headlessLine: plan.headless ? shellLine(plan.headless) : null,
+          resumeCommand: `git ckpt resume ${turn.includes('@') ? turn : `${turn}@${plan.session.slice(0, 8)}`}`,
+          files: preview.plan.files.filter((f) => f.action !== 'unchanged').map((f) => ({ action: f.action, path: f.path })),
+        };
       },
       'GET /api/file-diff': async (q) => {
         const ws = workspaceOf(q.get('ws'));

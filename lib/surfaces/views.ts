@@ -4,10 +4,21 @@
  * fields under the same names. Prose for people or models is each surface's
  * own; the data is this.
  */
-import { turnTitleKey, type ChangedPath, type CheckpointRecord, type OperationInfo, type SkippedPath } from '../model/ledger.js';
+import {
+  turnTitleKey,
+  type ChangedPath,
+  type CheckpointOrigin,
+  type CheckpointRecord,
+  type ForkMark,
+  type OperationInfo,
+  type SkippedPath,
+} from '../model/ledger.js';
 import type { OperationReport } from '../restore/restore.js';
 import type { PlannedFile } from '../restore/restore-plan.js';
 import type { ActionCounts } from '../model/tree.js';
+
+/** A rewind inside an agent that left changes in the workspace (status, the web page). */
+export type { PendingRewind } from '../model/rewind-plan.js';
 
 /** A checkpoint as every surface shows it. Times are milliseconds since the epoch. */
 export interface CheckpointView {
@@ -16,7 +27,14 @@ export interface CheckpointView {
   tree: string;
   time: number;
   session: string | null;
+  /** The turn's serial in its session (the order prompts came in). */
   turn: number | null;
+  /** How people name the turn: its position on the current branch (`2`), or on one a rewind inside the agent left (`2~1`). */
+  turnLabel: string | null;
+  /** The first checkpoint of a turn that followed a rewind inside the agent. */
+  rewind: CheckpointRecord['rewind'] | null;
+  /** Where a session forked from another was first seen: that session, and its last turn the fork holds (serial and label). */
+  fork: { session: string; turn: number | null; turnLabel: string | null } | null;
   step: number | null;
   kind: CheckpointRecord['kind'];
   agent: string | null;
@@ -45,12 +63,28 @@ export interface CheckpointView {
   op: OperationInfo | null;
   /** The ids it had before `forget` rewrote the chain, oldest first. */
   formerIds: string[];
+  /** Fetched from another machine's store: the remote, the writer, and its id there. */
+  origin: CheckpointOrigin | null;
   /** Its commit or root tree is gone from the store. */
   degraded: boolean;
 }
 
-/** Pure: a checkpoint record as every surface shows it; `titles` are the turn titles (ledger `list().titles`). */
-export function checkpointView(r: CheckpointRecord, titles: Readonly<Record<string, string>> = {}, degraded = false): CheckpointView {
+/** The turns' titles and labels, as `Workspace.list()` gathers them. */
+export interface TurnNames {
+  titles: Readonly<Record<string, string>>;
+  labels: Readonly<Record<string, string>>;
+  /** Sessions forked from another, to where they came from. */
+  forks?: Readonly<Record<string, ForkMark>>;
+}
+
+/** Pure: how people name a session's turn (its serial): `2`, or `2~1` on a branch a rewind left. */
+export function labelOfTurn(names: Pick<TurnNames, 'labels'>, session: string, serial: number): string {
+  return names.labels[turnTitleKey(session, serial)] ?? String(serial);
+}
+
+/** Pure: a checkpoint record as every surface shows it, with its turn's title and label. */
+export function checkpointView(r: CheckpointRecord, names: TurnNames = { titles: {}, labels: {} }, degraded = false): CheckpointView {
+  const key = r.session !== null && r.turn !== null ? turnTitleKey(r.session, r.turn) : null;
   return {
     id: r.id,
     parent: r.parent,
@@ -58,6 +92,14 @@ export function checkpointView(r: CheckpointRecord, titles: Readonly<Record<stri
     time: r.time,
     session: r.session,
     turn: r.turn,
+    turnLabel: r.turn === null ? null : r.session === null ? String(r.turn) : labelOfTurn(names, r.session, r.turn),
+    rewind: r.rewind ?? null,
+    fork: r.fork
+      ? {
+          ...r.fork,
+          turnLabel: r.fork.turn === null ? null : labelOfTurn(names, r.fork.session, r.fork.turn),
+        }
+      : null,
     step: r.step,
     kind: r.kind,
     agent: r.agent ?? null,
@@ -67,7 +109,7 @@ export function checkpointView(r: CheckpointRecord, titles: Readonly<Record<stri
     tool: r.tool,
     input: r.input ?? null,
     message: r.message || null,
-    prompt: r.session !== null && r.turn !== null ? (titles[turnTitleKey(r.session, r.turn)] ?? r.prompt ?? null) : (r.prompt ?? null),
+    prompt: (key !== null ? names.titles[key] : undefined) ?? r.prompt ?? null,
     failed: r.failed ?? false,
     error: r.error ?? null,
     subagent: r.subagent ?? null,
@@ -79,6 +121,7 @@ export function checkpointView(r: CheckpointRecord, titles: Readonly<Record<stri
     skippedCount: r.skippedCount || r.skipped.length,
     op: r.op ?? null,
     formerIds: r.formerIds ?? [],
+    origin: r.origin ?? null,
     degraded,
   };
 }

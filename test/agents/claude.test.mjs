@@ -527,7 +527,7 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
     t.deepEqual(c.failures, []);
   });
 
-  test('claude: HTTP hooks to the daemon, which is killed before turn 2: every change still captured, the next command hook restarts it', async (t) => {
+  test('claude: HTTP hooks to the daemon, which a tool call kills in turn 2: Claude goes on (its HTTP hooks fail open), every change is still captured, the next command hook restarts it', async (t) => {
     const box = claudeSandbox(t);
     const ws = box.ws;
     // This test is about the daemon: on here whatever the suite's mode.
@@ -539,6 +539,18 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
         { text: 'Turn 1 done.' },
       ],
       k2: [
+        // The daemon dies in the middle of the turn: the next tool calls' HTTP hooks find nothing listening.
+        {
+          tools: [
+            {
+              name: 'Bash',
+              input: {
+                command: `kill -9 $(sed -n 's/.*"pid":\\([0-9]*\\).*/\\1/p' '${path.join(box.store, 'daemon', 'endpoint.json')}')`,
+                description: 'Stop the daemon',
+              },
+            },
+          ],
+        },
         { tools: [{ name: 'Write', input: { file_path: `${ws}/three.txt`, content: 'three\n' } }] },
         { tools: [{ name: 'Bash', input: { command: 'echo again >> one.txt', description: 'Append to one.txt' } }] },
         { text: 'Turn 2 done.' },
@@ -561,14 +573,38 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
       ['Write one.txt', 'Bash two.txt'],
       'turn 1: each call its own post, through the HTTP hooks',
     );
-    process.kill(daemon1.pid, 'SIGKILL');
     const r2 = await runClaude(agent.bin, box, server, `${marker('k2')} More.`, { resume: true });
     t.is(r2.code, 0, r2.stderr);
-    t.is(r2.stdout.includes('Turn 2 done.'), true);
-    // The prompt's command hook found no daemon answering and started another (on the same port).
-    const daemon2 = JSON.parse(readFileSync(endpointFile, 'utf8'));
+    t.is(r2.stdout.includes('Turn 2 done.'), true, 'the HTTP hooks that found no daemon let Claude go on');
+    // The turn's end, a command hook, found no daemon answering, recorded it itself and started another (on the same port).
+    // It starts the daemon in the background: its endpoint is written once it listens.
+    let daemon2 = daemon1;
+    for (
+      const start = Date.now();
+      daemon2.pid === daemon1.pid && Date.now() - start < 15_000;
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
+      try {
+        daemon2 = JSON.parse(readFileSync(endpointFile, 'utf8'));
+      } catch {
+        /* being rewritten */
+      }
+    }
     t.not(daemon2.pid, daemon1.pid);
     t.is(daemon2.port, daemon1.port);
+    // Claude's transcript says it went on: each HTTP hook after the kill is a non-blocking error, connection refused.
+    const refused = transcriptLines(box).filter(
+      (l) => l.attachment?.type === 'hook_non_blocking_error' && /ECONNREFUSED/.test(l.attachment.stderr ?? ''),
+    );
+    t.deepEqual([...new Set(refused.map((l) => l.attachment.hookName))].sort(), [
+      'PostToolUse:Bash',
+      'PostToolUse:Write',
+      'PreToolUse:Bash',
+      'PreToolUse:Write',
+    ]);
+    // What Claude waited for each hook, as its own transcript records it (the Stop hook's only: Claude
+    // 2.1.332 keeps no duration for a tool hook).
+    t.log(`hook timings in Claude's transcript: ${JSON.stringify(hookTimings(box))}`);
     // Every change is in the last checkpoint, whichever hook took it.
     const records = ledgerRecords(box);
     const last = records.at(-1);
@@ -584,6 +620,37 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
     t.true(records.filter((r) => r.turn === 2).length > 0, 'turn 2 has its checkpoints');
   });
 });
+
+/** Every hook duration Claude's transcripts of the sandbox record (its stop-hook summaries and hook attachments). */
+function hookTimings(box) {
+  const found = [];
+  const walk = (v, event) => {
+    if (Array.isArray(v)) for (const x of v) walk(x, event);
+    else if (v && typeof v === 'object') {
+      const name = v.hookEvent ?? v.hookEventName ?? v.hook_event_name ?? v.hookName ?? event;
+      if (typeof v.durationMs === 'number')
+        found.push(`${name ?? '?'} ${v.type ?? v.command ?? v.url ?? ''} ${v.durationMs} ms`.replace(/\s+/g, ' '));
+      for (const x of Object.values(v)) walk(x, name);
+    }
+  };
+  for (const line of transcriptLines(box)) walk(line);
+  return found;
+}
+
+/** Every line of Claude's transcripts in the sandbox. */
+function transcriptLines(box) {
+  const projects = path.join(box.home, '.claude', 'projects');
+  return readdirSync(projects).flatMap((dir) =>
+    readdirSync(path.join(projects, dir))
+      .filter((n) => n.endsWith('.jsonl'))
+      .flatMap((f) =>
+        readFileSync(path.join(projects, dir, f), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
+      ),
+  );
+}
 
 /**
  * Soft checks: each failure is recorded with what it checked, and the test asserts

@@ -293,7 +293,7 @@ const agent = agentSuite(test, 'copilot', 'copilot: the real CLI', () => {
         timeoutMs: 300_000,
       });
     } finally {
-      removeSandbox(box);
+      await removeSandbox(box);
     }
   });
 

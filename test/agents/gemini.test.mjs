@@ -52,7 +52,7 @@ test.afterEach.always((t) => {
 
 test.after.always(async () => {
   for (const s of servers) await s.close();
-  if (!process.env.GIT_CKPT_KEEP_SANDBOX) for (const b of boxes) removeSandbox(b);
+  if (!process.env.GIT_CKPT_KEEP_SANDBOX) for (const b of boxes) await removeSandbox(b);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 // every agent's scenarios share (the user's .git byte-identical, no secret text
 // anywhere in the store).
 import { spawn, spawnSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -14,7 +15,6 @@ import {
   readFileSync,
   readlinkSync,
   realpathSync,
-  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -36,6 +36,18 @@ export const AGENT_PACKAGES = {
   codex: { pkg: '@openai/codex', version: '0.171.0', bin: 'codex' },
   gemini: { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
   copilot: { pkg: '@github/copilot', version: '1.0.102', bin: 'copilot' },
+  opencode: { pkg: 'opencode-ai', version: '1.18.33', bin: 'opencode' },
+  // 7.8.1 has no Linux binary on the registry (@kilocode/cli-linux-x64 stops at 7.7.9, which has no @kilocode/cli).
+  kilo: { pkg: '@kilocode/cli', version: '7.7.7', bin: 'kilo' },
+  // 0.75 on needs Node 22.19; the same agent was published as @mariozechner/pi-coding-agent up to 0.73.1.
+  pi: { pkg: '@earendil-works/pi-coding-agent', version: '0.74.2', bin: 'pi' },
+  // 0.21 on declare Node 22; 0.15.10 has the hooks (Claude's protocol, timeouts in milliseconds).
+  qwen: { pkg: '@qwen-code/qwen-code', version: '0.15.10', bin: 'qwen' },
+  // 0.225.1 pins a native package the registry does not have (its install then fetches nothing and
+  // leaves no binary); 0.225.2's works with it.
+  // 3.x: a native binary (Bun inside) behind a Node wrapper; its @cline/* dependencies declare Node 22 (warnings only).
+  cline: { pkg: 'cline', version: '3.0.65', bin: 'cline' },
+  droid: { pkg: '@factory/cli', version: '0.225.1', bin: 'droid', extra: [`@factory/cli-${process.platform}-${process.arch}@0.225.2`] },
 };
 
 export function cacheRoot() {
@@ -56,7 +68,16 @@ export function installAgent(name) {
   if (!existsSync(path.join(prefix, 'package.json'))) writeFileSync(path.join(prefix, 'package.json'), '{"private":true}\n');
   const r = spawnSync(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', '--engine-strict=false', `${spec.pkg}@${spec.version}`],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--no-save',
+      '--loglevel=error',
+      '--engine-strict=false',
+      `${spec.pkg}@${spec.version}`,
+      ...(spec.extra ?? []),
+    ],
     {
       cwd: prefix,
       encoding: 'utf8',
@@ -88,7 +109,8 @@ export function agentSuite(test, name, title, body) {
 /** Environment without the developer's git, agent or model variables. */
 export function cleanEnv(extra = {}) {
   const env = {};
-  const drop = /^(GIT_|CLAUDE|ANTHROPIC|OPENAI|CODEX|GEMINI|GOOGLE|COPILOT|GH_|GITHUB_|CURSOR|NO_COLOR|XDG_)/;
+  const drop =
+    /^(GIT_|CLAUDE|ANTHROPIC|OPENAI|CODEX|GEMINI|GOOGLE|COPILOT|GH_|GITHUB_|CURSOR|QWEN|OPENCODE|KILO|PI_|FACTORY|DROID|CLINE|NO_COLOR|XDG_)/;
   for (const [k, v] of Object.entries(process.env)) if (!drop.test(k)) env[k] = v;
   env.GIT_CONFIG_NOSYSTEM = '1';
   return { ...env, ...extra };
@@ -124,15 +146,27 @@ export function sandbox(name = 'project') {
  */
 export function testSandbox(t, name) {
   const box = sandbox(name);
-  t.teardown(() => {
-    if (t.passed && !process.env.GIT_CKPT_KEEP_SANDBOX) removeSandbox(box);
-    else t.log(`sandbox kept: ${box.base}`);
+  t.teardown(async () => {
+    if (!t.passed || process.env.GIT_CKPT_KEEP_SANDBOX) return t.log(`sandbox kept: ${box.base}`);
+    try {
+      await removeSandbox(box);
+    } catch (err) {
+      // A process the agent left behind (Cline's detached hooks, an MCP server it started) still writing
+      // there after some seconds: the test's own checks are done, so the folder is only named.
+      t.log(`sandbox not removed (${err.code ?? err.message}): ${box.base}`);
+    }
   });
   return box;
 }
 
-export function removeSandbox(box) {
-  rmSync(box.base, { recursive: true, force: true });
+/**
+ * Remove a sandbox, retrying while a hook the agent ran detached (Cline's TaskComplete) still writes into
+ * the store. Never `rmSync` with retries: its waits are a blocking sleep with a linear backoff (50 tries of
+ * 200 ms came to 255 s), which froze the test worker, and with it the other agents' tests in the same file
+ * (their pipes undrained, their timers late): Cline's two-turn tests "hung" in CI that way.
+ */
+export async function removeSandbox(box) {
+  await rm(box.base, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 }
 
 export function git(box, args, opts = {}) {
@@ -296,6 +330,10 @@ export async function startServer(handle) {
         });
     });
   });
+  // An agent may reuse a connection after a pause longer than Node's 5 s default under load; one the server
+  // closed as the request went out is an error or a hang in some clients (Bun's fetch), never the test's point.
+  srv.keepAliveTimeout = 120_000;
+  srv.headersTimeout = 125_000;
   await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
   const { port } = srv.address();
   server.port = port;

@@ -1,0 +1,443 @@
+/**
+ * Following a rewind of the conversation inside the agent: read what the
+ * agent's transcript gained since the last hook (model/rewind-detect.ts says
+ * what it means), and, once a rewind is seen, what the workspace still holds
+ * of the turns left behind (model/rewind-plan.ts). Everything here fails
+ * open: a transcript that cannot be read costs one line in hook.log, never
+ * the agent's time past its budget, and never a checkpoint.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { HookEvent } from '../model/hook-payload.js';
+import type { Workspace } from '../workspace.js';
+import type { CheckpointRecord, ForkMark, RewindMark } from '../model/ledger.js';
+import {
+  claudeVerdict,
+  codexKept,
+  completeLines,
+  copiedFrom,
+  continuesFrom,
+  emptyIndex,
+  forkedTurn,
+  geminiPrompts,
+  indexClaudeLines,
+  indexCodexLines,
+  indexGeminiLines,
+  type ForkSource,
+  type RewindVerdict,
+  type TranscriptIndex,
+} from '../model/rewind-detect.js';
+import {
+  agentName,
+  leftBehindAddress,
+  leftTurnsText,
+  rewindOutcome,
+  rewindScope,
+  type RewindOutcome,
+  type RewindScope,
+} from '../model/rewind-plan.js';
+import type { SessionState } from '../model/turns.js';
+import { treeChanges, type RepoAccess } from '../git/objects.js';
+import type { StoreContext } from '../store/context.js';
+import { writeFileAtomic, type StorePaths } from '../store/store.js';
+import { readTranscriptFrom, withinTime } from './transcript.js';
+import { displayPath } from '../model/paths.js';
+import { readLedger } from '../model/ledger.js';
+import { branchTo, turnLabel, turnTree } from '../model/turn-tree.js';
+import { readSessionState, sessionIds, updateSessionState } from '../store/sessions.js';
+import { shortSession } from '../model/short-ids.js';
+import { snapshotLocked } from '../capture/snapshot.js';
+
+/** One hook reads at most this much of a transcript; the rest waits for the next one. */
+const READ_MAX_BYTES = 8 * 1024 * 1024;
+
+function indexFile(paths: StorePaths, session: string): string {
+  return path.join(paths.transcripts, `${createHash('sha256').update(session).digest('hex').slice(0, 32)}.json`);
+}
+
+/** A session's saved index, as the last hook left it (undefined: none, or not one). */
+function savedIndex(file: string): TranscriptIndex | undefined {
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as TranscriptIndex;
+    return Number.isInteger(saved.offset) && saved.labels && saved.prompts ? saved : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function saveIndex(paths: StorePaths, file: string, index: TranscriptIndex): void {
+  mkdirSync(paths.transcripts, { recursive: true, mode: 0o700 });
+  writeFileAtomic(file, JSON.stringify(index));
+}
+
+/** The session's index to read on from (none yet, or torn: the transcript is read from its start). */
+function loadIndex(file: string, agent: TranscriptIndex['agent'], transcript: string): TranscriptIndex {
+  const saved = savedIndex(file);
+  if (saved && saved.agent === agent) {
+    if (saved.file === transcript) return { ...emptyIndex(agent, transcript), ...saved };
+    // Codex went on in a new rollout segment (a revert): where its turns started, and its fork's mark, are still known.
+    if (agent === 'codex')
+      return {
+        ...emptyIndex(agent, transcript),
+        turnStarts: saved.turnStarts ?? {},
+        fork: saved.fork ?? null,
+        forkChecked: saved.forkChecked,
+      };
+  }
+  return emptyIndex(agent, transcript);
+}
+
+interface RewindRead {
+  verdict: RewindVerdict | { pending: true };
+  problem?: string;
+  /** The index as saved (when the transcript was read), and its file. */
+  index?: TranscriptIndex;
+  file?: string;
+}
+
+/**
+ * Read the transcript's new lines into the session's index and say whether
+ * the turn `turn` continues from an earlier turn than the one before it.
+ * `branch` is the session's current branch before this turn (serials).
+ */
+async function readRewind(
+  paths: StorePaths,
+  event: HookEvent,
+  agent: TranscriptIndex['agent'],
+  state: SessionState,
+  turn: number,
+  branch: readonly number[],
+  withinMs: number,
+): Promise<RewindRead> {
+  const transcript = event.transcript!;
+  const file = indexFile(paths, event.session!);
+  let index = loadIndex(file, agent, transcript);
+  try {
+    const read = await withinTime(readTranscriptFrom(transcript, index.offset, READ_MAX_BYTES), withinMs);
+    // Shorter than what was read: the file was rewritten, and its lines are read anew.
+    if (read.from !== index.offset)
+      index = { ...emptyIndex(agent, transcript), turnStarts: index.turnStarts ?? {}, forkChecked: index.forkChecked };
+    const { lines, bytes } = completeLines(read.chunk);
+    index = { ...index, offset: read.from + bytes };
+    let verdict: RewindRead['verdict'];
+    if (agent === 'claude') {
+      index = indexClaudeLines(index, lines, (promptId) => state.turnKeys[promptId]);
+      verdict = claudeVerdict(index, turn);
+    } else if (agent === 'codex') {
+      index = indexCodexLines(index, lines);
+      const idOf = new Map(Object.entries(state.turnKeys).map(([id, serial]) => [serial, id]));
+      const kept = codexKept(branch, (serial) => idOf.get(serial), index);
+      verdict = kept === undefined ? { rewound: false, why: "a turn's start is not in the rollout" } : continuesFrom(branch, kept);
+      index = { ...index, rolledBack: 0, historyEnd: null };
+    } else {
+      index = indexGeminiLines(index, lines);
+      // BeforeAgent fires before Gemini's chat records the new prompt (0.61.0): what it holds came before.
+      verdict = continuesFrom(branch, geminiPrompts(index));
+    }
+    saveIndex(paths, file, index);
+    return { verdict, index, file };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { verdict: { rewound: false } };
+    const why = code ? `cannot be read (${code})` : (err as Error).message;
+    return {
+      verdict: { rewound: false },
+      problem: `transcript ${JSON.stringify(transcript)} ${why}; a rewind inside the agent was not looked for`,
+    };
+  }
+}
+
+/**
+ * Under the workspace lock, after the event's own snapshot (`tree`: the
+ * workspace now): read the transcript for a rewind before turn `turn`, and
+ * when there was one, record it on a checkpoint of its own (the tree
+ * unchanged: `log` shows the rewind where it happened) and say what it left.
+ */
+export async function noticeRewindLocked(
+  ctx: StoreContext,
+  event: HookEvent,
+  agent: TranscriptIndex['agent'],
+  turn: number,
+  state: SessionState,
+  tree: string,
+  budget: { readMs: number; left: () => number },
+  note: (text: string) => void,
+): Promise<RewindFinding | undefined> {
+  const session = event.session!;
+  // The branch from the session's state; from the ledger only for a state written before it kept one.
+  let records = state.rewindParents === null ? readLedger(ctx.paths.ledger).records : undefined;
+  const known = state.rewindParents ?? Object.fromEntries(turnTree(records!, session).rewinds.map((r) => [r.turn, r.parent]));
+  const branch = branchTo(turn - 1, known);
+  const read = await readRewind(ctx.paths, event, agent, state, turn, branch, budget.readMs);
+  if (read.problem) note(read.problem);
+  if (read.index && !read.index.forkChecked) await followFork(ctx, event, turn, state, read.index, read.file!, budget.left, note);
+  const checked = (parent?: number) =>
+    updateSessionState(ctx.paths.dir, session, (s) => ({
+      state: {
+        ...s,
+        rewindChecked: Math.max(s.rewindChecked, turn),
+        rewindParents: { ...(s.rewindParents ?? known), ...(parent === undefined ? {} : { [turn]: parent }) },
+      },
+    }));
+  // Claude's prompt line may come later in the turn: its end is the last event that asks.
+  if (!('rewound' in read.verdict) || !read.verdict.rewound) {
+    if (!('pending' in read.verdict) || event.phase === 'turn-end') await checked();
+    return undefined;
+  }
+  records ??= readLedger(ctx.paths.ledger).records;
+  const finding = await rewindFinding(ctx, records, session, turn, read.verdict.parent, tree);
+  note(
+    `conversation rewound to before turn ${finding.scope.firstPosition} (${leftTurnsText(finding.scope)} left behind, ${finding.outcome.mark.kind}); ${finding.outcome.restorable.length} path(s) still differ`,
+  );
+  await markConversation(
+    ctx,
+    event,
+    turn,
+    `conversation rewound to before turn ${finding.scope.firstPosition}`,
+    {
+      rewind: finding.outcome.mark,
+    },
+    budget.left,
+  );
+  // Only once it is marked: a mark the budget stopped is tried again by the turn's next event (Claude's).
+  await checked(read.verdict.parent);
+  return finding;
+}
+
+/**
+ * A checkpoint of its own for what git-ckpt noticed of the conversation (a rewind, a fork), the tree
+ * unchanged: `log` shows it where it happened, and its trailers keep it for `fsck --rebuild-ledger`.
+ */
+async function markConversation(
+  ctx: StoreContext,
+  event: HookEvent,
+  turn: number,
+  text: string,
+  mark: { rewind: RewindMark } | { fork: ForkMark },
+  left: () => number,
+): Promise<void> {
+  await snapshotLocked(ctx, {
+    kind: 'turn',
+    message: `${event.agent}: ${text}`,
+    session: event.session!,
+    turn,
+    hook: {
+      agent: event.agent,
+      phase: 'rewind' in mark ? 'rewind' : 'fork',
+      agentTurn: event.turnKey ?? undefined,
+      transcript: event.transcript ?? undefined,
+      ...mark,
+    },
+    force: true,
+    timeBudgetMs: Math.max(1, left()),
+  });
+}
+
+/**
+ * Once a session: a fork of another one (Claude's --fork-session or /branch, a forked Codex thread) is
+ * linked to it by a checkpoint of its own (the tree unchanged). Nothing of the workspace is touched:
+ * the fork starts from the files as they are.
+ */
+async function followFork(
+  ctx: StoreContext,
+  event: HookEvent,
+  turn: number,
+  state: SessionState,
+  index: TranscriptIndex,
+  file: string,
+  left: () => number,
+  note: (text: string) => void,
+): Promise<void> {
+  const session = event.session!;
+  let source = index.fork ?? undefined;
+  if (!source) {
+    // Claude's --fork-session leaves no mark in the lines: its SessionStart said so, and its first lines are the other session's.
+    if (!state.forked || index.agent !== 'claude') return;
+    if (Object.keys(index.labels).length === 0) return; // nothing of the transcript written yet
+    source = await claudeForkSource(ctx.paths, session, index, left);
+    if (!source) note('this session is a fork of one git-ckpt never read: it is not linked');
+  }
+  if (source && source.session !== session) {
+    const serial = forkedTurn(
+      source,
+      savedIndex(indexFile(ctx.paths, source.session)),
+      readSessionState(ctx.paths.dir, source.session)?.turnKeys ?? {},
+    );
+    const records = readLedger(ctx.paths.ledger).records;
+    const position = serial === undefined ? undefined : turnLabel(turnTree(records, source.session), serial);
+    const text = `forked from session ${shortSession(source.session)}${position === undefined ? '' : ` after its turn ${position}`}`;
+    note(`this session is ${text}`);
+    await markConversation(ctx, event, turn, text, { fork: { session: source.session, turn: serial ?? null } }, left);
+  }
+  saveIndex(ctx.paths, file, { ...index, forkChecked: true });
+}
+
+/**
+ * The Claude session a fork's first lines were copied from: among the sessions git-ckpt keeps state for,
+ * those whose index knows the fork's first line, each read on to its transcript's end first (the fork may
+ * reach past the last line its own hooks read); the one that holds most of them, and of equals one that is
+ * no fork itself (a sibling fork holds the same lines).
+ */
+async function claudeForkSource(
+  paths: StorePaths,
+  own: string,
+  fork: TranscriptIndex,
+  left: () => number,
+): Promise<ForkSource | undefined> {
+  const first = Object.keys(fork.labels)[0]!;
+  let best: { session: string; lines: number; forked: boolean; last: string } | undefined;
+  for (const session of sessionIds(paths.dir).reverse()) {
+    if (session === own || left() <= 0) continue;
+    const file = indexFile(paths, session);
+    let index = savedIndex(file);
+    if (index?.agent !== 'claude' || index.labels[first] === undefined) continue;
+    const state = readSessionState(paths.dir, session);
+    try {
+      const read = await withinTime(readTranscriptFrom(index.file, index.offset, READ_MAX_BYTES), Math.min(TRANSCRIPT_READ_MS, left()));
+      if (read.from === index.offset) {
+        const { lines, bytes } = completeLines(read.chunk);
+        const turnKeys = state?.turnKeys ?? {};
+        index = { ...indexClaudeLines(index, lines, (promptId) => turnKeys[promptId]), offset: read.from + bytes };
+        saveIndex(paths, file, index);
+      }
+    } catch {
+      /* what was read before still tells */
+    }
+    const copied = copiedFrom(fork, index);
+    const forked = state?.forked ?? false;
+    if (copied && (!best || copied.lines > best.lines || (copied.lines === best.lines && best.forked && !forked)))
+      best = { session, forked, ...copied };
+  }
+  return best && { session: best.session, message: best.last };
+}
+
+/** A local transcript's tail reads in milliseconds; a stalled one must not eat the hook's budget. */
+const TRANSCRIPT_READ_MS = 1000;
+
+/** What the rewind left, worked out under the workspace lock from the ledger and the workspace's tree now. */
+export interface RewindFinding {
+  scope: RewindScope;
+  outcome: RewindOutcome;
+}
+
+/**
+ * What the workspace (its tree `now`) still holds of the turns a rewind at
+ * turn `turn` back to `parent` left behind, and who last changed each path.
+ */
+async function rewindFinding(
+  ctx: StoreContext,
+  records: readonly CheckpointRecord[],
+  session: string,
+  turn: number,
+  parent: number,
+  now: string,
+): Promise<RewindFinding> {
+  const scope = rewindScope(records, session, turn, parent);
+  const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.location.root };
+  if (!scope.before || !scope.end) {
+    return { scope, outcome: rewindOutcome(scope, session, parent, { now: [], ended: [], uncaptured: new Set(), writer: new Map() }) };
+  }
+  const differs = await treeChanges(repo, scope.before.tree, now);
+  const ended = await treeChanges(repo, scope.before.tree, scope.end.tree);
+  const latest = records.at(-1)!;
+  const uncaptured = new Set((latest.tree === now ? [] : await treeChanges(repo, latest.tree, now)).map((c) => c.path));
+  const writer = await lastWriters(repo, records, scope.since, new Set(differs.map((c) => c.path)));
+  return { scope, outcome: rewindOutcome(scope, session, parent, { now: differs, ended, uncaptured, writer }) };
+}
+
+/** The newest record among `since` that changed each path (its own path list, or git's diff when the list was cut). */
+async function lastWriters(
+  repo: RepoAccess,
+  records: readonly CheckpointRecord[],
+  since: readonly CheckpointRecord[],
+  wanted: Set<string>,
+): Promise<Map<string, CheckpointRecord>> {
+  const found = new Map<string, CheckpointRecord>();
+  const byId = new Map(records.map((r) => [r.id, r]));
+  for (let i = since.length - 1; i >= 0 && found.size < wanted.size; i--) {
+    const r = since[i]!;
+    let changed: readonly { path: string }[] = r.paths;
+    if (r.changed > r.paths.length) {
+      const parentTree = r.parent ? (byId.get(r.parent)?.tree ?? r.parentTree) : undefined;
+      changed = parentTree ? await treeChanges(repo, parentTree, r.tree) : r.paths;
+    }
+    for (const c of changed) if (wanted.has(c.path) && !found.has(c.path)) found.set(c.path, r);
+  }
+  return found;
+}
+
+/** At most this many paths are named in a message. */
+const NAMED = 3;
+
+function named(paths: readonly string[]): string {
+  const shown = paths.slice(0, NAMED).map(displayPath).join(', ');
+  return paths.length > NAMED ? `${shown} and ${paths.length - NAMED} more` : shown;
+}
+
+function files(n: number): string {
+  return `${n} file${n === 1 ? '' : 's'}`;
+}
+
+/** What the user is told after a rewind (`restored`: what followRewind=auto brought back, when it did). */
+function rewindMessage(
+  finding: RewindFinding,
+  agentName: string,
+  session: string,
+  restored?: { count: number; failed: number },
+): string | null {
+  const { scope, outcome } = finding;
+  const turns = leftTurnsText(scope);
+  const head = `git-ckpt: conversation rewound to before turn ${scope.firstPosition}`;
+  const keptNote = outcome.kept.length
+    ? `; left as they are, changed by something else since: ${named(outcome.kept.map((k) => `${k.path} (${k.why})`))}`
+    : '';
+  if (restored) {
+    const missed = outcome.mark.kind === 'code' ? `, which ${agentName}'s rewind did not put back` : '';
+    const failed = restored.failed ? ` (${restored.failed} could not be written: git ckpt status)` : '';
+    return `${head}: restored ${files(restored.count)} of ${turns}${missed}: ${named(outcome.restorable)}${failed}${keptNote}; git ckpt undo brings them back`;
+  }
+  if (outcome.restorable.length === 0) return outcome.kept.length ? `${head}${keptNote}` : null;
+  const shell = outcome.mark.shell ? `, ${outcome.mark.shell} of them only by the shell` : '';
+  const what =
+    outcome.mark.kind === 'code'
+      ? `${agentName} put back its own edits; the workspace still has what it missed of ${turns} (${files(outcome.restorable.length)}${shell})`
+      : `the workspace still has ${turns}'s changes (${files(outcome.restorable.length)}${shell})`;
+  return `${head}; ${what}: ${named(outcome.restorable)}: git ckpt restore ${leftBehindAddress(scope.firstPosition, session)}${keptNote}`;
+}
+
+/** Whether followRewind=auto restores: only after a rewind that put back the agent's own edits. */
+function autoRestores(finding: RewindFinding): boolean {
+  return finding.outcome.mark.kind === 'code' && finding.outcome.restorable.length > 0;
+}
+
+/**
+ * After the lock is released: follow the rewind as ckpt.followRewind says,
+ * and return the line the user is told (none with `off`, or when nothing of
+ * the turns left behind is in the workspace).
+ */
+export async function followRewind(
+  ws: Workspace,
+  event: HookEvent,
+  finding: RewindFinding,
+  note: (text: string) => void,
+): Promise<{ rewindNotice?: string }> {
+  const settings = await ws.settings();
+  if (settings.followRewind === 'off') return {};
+  let restored: { count: number; failed: number } | undefined;
+  if (settings.followRewind === 'auto' && autoRestores(finding)) {
+    try {
+      // The normal transaction: a guard first, a journal, and `git ckpt undo` to bring them back.
+      const report = await ws.scannedInFull().restore(finding.scope.before!.id, { paths: finding.outcome.restorable, deleteNew: true });
+      const { counts } = report;
+      restored = { count: counts.restore + counts.recreate + counts.delete, failed: counts.failed };
+      note(
+        `followRewind=auto: restored ${restored.count} path(s) to ${finding.scope.before!.id.slice(0, 12)} (record ${report.record ?? '-'})`,
+      );
+    } catch (err) {
+      note(`followRewind=auto: the restore was not made: ${(err as Error).message}`);
+    }
+  }
+  const message = rewindMessage(finding, agentName(event.agent), event.session!, restored);
+  return message ? { rewindNotice: message } : {};
+}

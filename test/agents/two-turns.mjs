@@ -691,24 +691,37 @@ export async function mcpScenario(t, agent, name, scope = 'project') {
   t.is(one.code, 0, 'turn 1 exits 0');
   const bump = ledgerRecords(box).find((r) => r.kind === 'post' && r.tool === driver.tools.names.bash);
   t.truthy(bump, 'the shell call was checkpointed');
-  // The tool's name as the agent gives it: in the tools it offers, or (Qwen Code, Droid: MCP tools deferred
-  // behind a tool search, as Claude Code does) in the request's text; a call by that name runs it. Read when
-  // turn 2's request comes, since an agent may start the server only as it begins.
-  const toolName = () => {
-    const offered = model.requests.flatMap((r) => (r.body?.tools ?? []).map((tool) => tool.function?.name ?? ''));
+  // The tool's name as the agent gives it: in the tools this request offers, or (Qwen Code, Droid: MCP tools
+  // deferred behind a tool search, as Claude Code does) in the request's text; a call by that name runs it.
+  // Each turn is a new process that connects to its MCP servers as it begins, so a request may come before
+  // the server is up (Cline's did in CI: both calls refused as "unavailable"): the model then waits with a
+  // shell call, as a real one would, and calls again; never two list calls in a row.
+  const nameIn = (body) => {
+    const offered = (body?.tools ?? []).map((tool) => tool.function?.name ?? '').find((n) => /checkpoint_list$/.test(n));
     // The escaped line breaks of the JSON text are no part of a name.
-    const text = (r) => JSON.stringify(r.body ?? '').replace(/\\n/g, ' ');
-    const deferred = model.requests.flatMap((r) => text(r).match(/[A-Za-z0-9_.:-]*checkpoint_list\b/g) ?? []);
-    return offered.find((n) => /checkpoint_list$/.test(n)) ?? deferred.at(-1) ?? null;
+    const deferred = JSON.stringify(body ?? '')
+      .replace(/\\n/g, ' ')
+      .match(/[A-Za-z0-9_.:-]*checkpoint_list\b/g);
+    return offered ?? deferred?.at(-1) ?? null;
   };
-  // Droid starts its MCP servers as the run begins, and names them in the deferred-tools reminder only once
-  // they are up: a call before that is refused by name, so the model tries again with the name it was given.
+  const isListCall = (m) => (m?.tool_calls ?? []).some((c) => /checkpoint_list$/.test(c.function?.name ?? ''));
+  const waitCall = driver.tools.bash('sleep 2', 'Wait for the checkpoint server to start');
   let list = null;
   Object.defineProperty(script, 't2', {
     get: () => {
-      list = toolName() ?? list;
-      const call = [{ name: list ?? 'checkpoint_list', args: { limit: 5 } }];
-      return [call, call, 'Listed.'];
+      const body = model.requests.at(-1)?.body;
+      const messages = Array.isArray(body?.messages) ? body.messages : [];
+      const thisTurn = messages.slice(
+        messages.findLastIndex((m) => m.role === 'user' && /\[\[ckpt t2\]\]/.test(JSON.stringify(m.content))),
+      );
+      const listed = thisTurn.some((m) => m.role === 'tool' && JSON.stringify(m.content).includes(bump?.id.slice(0, 8)));
+      const named = nameIn(body);
+      list = named ?? list;
+      const lastCall = thisTurn.findLast((m) => m.role === 'assistant' && m.tool_calls?.length);
+      const call = [{ name: named, args: { limit: 5 } }];
+      const step = listed ? 'Listed.' : named && !isListCall(lastCall) ? call : [waitCall];
+      // The answer is picked by how many calls this turn made: the same step at every index, at most 16.
+      return [...Array(16).fill(step), 'Gave up.'];
     },
   });
   const two = await driver.turn(agent, box, 'List the checkpoints [[ckpt t2]]', { env, model, session: one.session ?? one.sessionId });

@@ -457,10 +457,14 @@ function clineAttempt(agent, box, prompt, { env, session, model, timeoutMs = 180
         killGroup();
       }, 5000).unref();
     };
-    child.on('close', (code, signal) => {
+    child.on('close', async (code, signal) => {
       clearTimeout(timer);
       clearInterval(watchdog);
       for (const done of pending.values()) done({ error: { message: 'no answer' } });
+      // Cline answers the prompt without awaiting its tool_result hooks (in CI the ledger was read 50 ms before
+      // turn 1's post was written): the turn is over when the hooks it started are, the last of its group.
+      const drained = await groupDrained(child.pid, 30_000);
+      if (!drained) out.stderr += '\n--- hooks still running 30 s after Cline exited ---\n';
       resolve({ code: lingered ? 0 : code, signal: lingered ? null : signal, ...out, args, sessionId, stalled, ms: Date.now() - started });
     });
     (async () => {
@@ -481,6 +485,32 @@ function clineAttempt(agent, box, prompt, { env, session, model, timeoutMs = 180
       finish();
     })();
   });
+}
+
+/**
+ * Whether every process of a group has exited, within `ms`. A zombie counts as gone: where PID 1 reaps no
+ * orphans (some containers), a hook that finished after Cline exited stays one.
+ */
+async function groupDrained(pgid, ms) {
+  const until = Date.now() + ms;
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0);
+    } catch (err) {
+      if (err.code === 'ESRCH') return false;
+    }
+    const ps = spawnSync('ps', ['-A', '-o', 'pgid=,stat='], { encoding: 'utf8' });
+    if (ps.status !== 0) return true;
+    return ps.stdout.split('\n').some((line) => {
+      const [group, stat = ''] = line.trim().split(/\s+/);
+      return Number(group) === pgid && !stat.startsWith('Z');
+    });
+  };
+  while (alive()) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
 }
 
 /** What a stuck Cline was doing: the model server's last requests, its hook log, each process's state (Linux). */

@@ -13,16 +13,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { resolveSession } from '../model/address.js';
 import { CkptError, isCkptError } from '../model/errors.js';
-import {
-  isRemoteLabel,
-  isShareId,
-  LEDGER_SCHEMA,
-  PATHS_KEPT,
-  readLedger,
-  type ChangedPath,
-  type CheckpointRecord,
-} from '../model/ledger.js';
-import type { TreeChange } from '../model/tree.js';
+import { isRemoteLabel, isShareId, LEDGER_SCHEMA, readLedger, type CheckpointRecord } from '../model/ledger.js';
 import { EMPTY_TREE, isObjectId } from '../model/oid.js';
 import {
   capProblem,
@@ -40,6 +31,7 @@ import {
 } from '../model/share-plan.js';
 import { forEachObject, treeChanges } from '../git/objects.js';
 import { readCommitText } from '../model/trailers.js';
+import { changeSummary } from '../retain/forget-plan.js';
 import { git, urlProblem, type GitCall } from '../git/runner.js';
 import type { StoreContext } from '../store/context.js';
 import { withLock } from '../store/lock.js';
@@ -79,6 +71,15 @@ async function underShareLock<T>(access: ShareAccess, fn: () => Promise<T>): Pro
 /** A network git call from the shadow repository, with the user's credentials and nothing else of theirs. */
 function networkCall(ctx: StoreContext, call: GitCall): GitCall {
   return { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir, baseEnv: ctx.env, network: true, ...call };
+}
+
+/** A network call whose git failure is the remote's: reported as the remote error, with git's reason. */
+async function networkGit(ctx: StoreContext, call: GitCall): ReturnType<typeof git> {
+  try {
+    return await git(networkCall(ctx, call));
+  } catch (err) {
+    throw isCkptError(err, 'git') ? remoteError(err) : err;
+  }
 }
 
 /** A question to the user's own repository (read-only; their config read, as git itself would). */
@@ -156,7 +157,7 @@ export async function shareInit(access: ShareAccess, options: ShareInitOptions):
     if (problem) throw new CkptError('usage', `remote ${given} has a URL git ckpt does not use (${problem})`);
   }
   url = localUrl(ctx, url);
-  const origin = ctx.location.userGitDir ? await originUrls(ctx) : [];
+  const origin = ctx.location.userGitDir ? await remoteUrls(ctx, 'origin') : [];
   const sameAsOrigin = origin.some((o) => sameUrl(o, url));
   if (sameAsOrigin && !options.yes)
     throw new CkptError(
@@ -204,10 +205,11 @@ function localUrl(ctx: StoreContext, url: string): string {
   return url.startsWith('file://') ? `file://${absolute}` : absolute;
 }
 
-async function originUrls(ctx: StoreContext): Promise<string[]> {
+/** A remote's fetch and push URLs in the user's repository (none for a remote it does not have). */
+async function remoteUrls(ctx: StoreContext, name: string): Promise<string[]> {
   const urls: string[] = [];
   for (const push of [false, true]) {
-    const r = await askUserRepo(ctx, [{ literal: 'get-url' }, ...(push ? ['--push'] : []), { literal: 'origin' }], [2, 128]);
+    const r = await askUserRepo(ctx, [{ literal: 'get-url' }, ...(push ? ['--push'] : []), { literal: name }], [2, 128]);
     if (r.code === 0 && r.out) urls.push(r.out);
   }
   return urls;
@@ -215,13 +217,7 @@ async function originUrls(ctx: StoreContext): Promise<string[]> {
 
 /** `git ls-remote <url> <pattern>`: the export refs the remote holds, with their tips. */
 async function lsRemote(ctx: StoreContext, url: string, pattern: string): Promise<(ShareRef & { tip: string })[]> {
-  let stdout: Buffer;
-  try {
-    ({ stdout } = await git(networkCall(ctx, { verb: 'ls-remote', args: [{ url }, { ref: pattern }] })));
-  } catch (err) {
-    if (isCkptError(err, 'git')) throw remoteError(err);
-    throw err;
-  }
+  const { stdout } = await networkGit(ctx, { verb: 'ls-remote', args: [{ url }, { ref: pattern }] });
   return shareRefLines(stdout.toString('utf8'));
 }
 
@@ -383,12 +379,7 @@ export async function push(access: ShareAccess, options: PushOptions): Promise<P
 
 /** Whether the remote has `commit`: one of its branches points at it, or at a commit of the user's repository that descends from it. */
 async function remoteHasCommit(ctx: StoreContext, url: string, commit: string): Promise<boolean> {
-  let heads: Buffer;
-  try {
-    ({ stdout: heads } = await git(networkCall(ctx, { verb: 'ls-remote', args: ['--heads', { url }] })));
-  } catch (err) {
-    throw isCkptError(err, 'git') ? remoteError(err) : err;
-  }
+  const { stdout: heads } = await networkGit(ctx, { verb: 'ls-remote', args: ['--heads', { url }] });
   const tips = [...new Set(refLines(heads.toString('utf8')).map((r) => r.tip))];
   if (tips.includes(commit)) return true;
   for (const tip of tips.slice(0, 50)) {
@@ -460,9 +451,7 @@ async function sharedRoot(ctx: StoreContext, url: string): Promise<string | unde
   }
   const tips = new Set<string>();
   for (const name of names) {
-    const same = await askUserRepo(ctx, [{ literal: 'get-url' }, '--push', { literal: name }], [2, 128]);
-    const fetchUrl = await askUserRepo(ctx, [{ literal: 'get-url' }, { literal: name }], [2, 128]);
-    if (!sameUrl(same.out, url) && !sameUrl(fetchUrl.out, url)) continue;
+    if (!(await remoteUrls(ctx, name)).some((u) => sameUrl(u, url))) continue;
     const refs = await git({ ...user, verb: 'for-each-ref', args: ['--format=%(objectname)', { refPrefix: `refs/remotes/${name}/` }] });
     for (const id of refs.stdout.toString('utf8').split('\n')) if (isObjectId(id)) tips.add(id);
   }
@@ -590,16 +579,12 @@ export async function fetchCheckpoints(access: ShareAccess, options: FetchOption
 
 /** `git fetch` without force: refs that would not fast-forward stay, and are named. */
 async function fetchInto(ctx: StoreContext, source: { url: string } | { file: string }, from: string, into: string): Promise<string[]> {
-  const r = await git(
-    networkCall(ctx, {
-      verb: 'fetch',
-      args: ['--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--no-prune', source, { refspec: { src: from, dst: into } }],
-      okCodes: [1],
-      // The user's repository's commits count as haves: a chain parented on one of them brings only the session.
-      readAlternate: userObjectsDir(ctx),
-    }),
-  ).catch((err: unknown) => {
-    throw isCkptError(err, 'git') ? remoteError(err) : err;
+  const r = await networkGit(ctx, {
+    verb: 'fetch',
+    args: ['--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--no-prune', source, { refspec: { src: from, dst: into } }],
+    okCodes: [1],
+    // The user's repository's commits count as haves: a chain parented on one of them brings only the session.
+    readAlternate: userObjectsDir(ctx),
   });
   const rejected = r.stderr
     .split('\n')
@@ -645,10 +630,9 @@ async function importTracked(
       total++;
       if (!known.has(id)) {
         const changes = await treeChanges(repo, parent?.tree ?? EMPTY_TREE, tree);
-        const stats = { added: 0, modified: 0, deleted: 0 };
-        for (const c of changes) stats[!c.before ? 'added' : !c.after ? 'deleted' : 'modified']++;
+        // An imported record's own size stays; the base's is counted as none.
+        const { stats, paths, changed } = changeSummary(changes, () => 0);
         const origin = { remote: label, ws: commit.ws, writer: commit.writer, source: commit.base ? id : commit.source };
-        const paths = changes.slice(0, PATHS_KEPT).map((c) => ({ path: c.path, status: changeStatus(c) }));
         // The chain's base is a checkpoint of no session (what the session started from): `turn:1` of the
         // session restores it, and a revert of the session never takes it back.
         const record: CheckpointRecord = commit.base
@@ -667,7 +651,7 @@ async function importTracked(
               stats,
               bytes: 0,
               paths,
-              changed: changes.length,
+              changed,
               skipped: [],
               skippedCount: 0,
               origin,
@@ -676,7 +660,7 @@ async function importTracked(
               const { formerIds: _, ...rest } = commit.record;
               // A checkpoint without a message was exported with its kind as the subject.
               const message = rest.message === `${rest.kind} checkpoint` ? '' : rest.message;
-              return { ...rest, message, parent: parent?.id ?? null, stats, paths, changed: changes.length, origin };
+              return { ...rest, message, parent: parent?.id ?? null, stats, paths, changed, origin };
             })();
         added.push(record);
         known.add(id);
@@ -687,12 +671,6 @@ async function importTracked(
     report.push({ session: parsed.session, writer: parsed.writer, added: added.length, total });
   }
   return report;
-}
-
-function changeStatus(c: TreeChange): ChangedPath['status'] {
-  if (!c.before) return 'A';
-  if (!c.after) return 'D';
-  return c.before.mode.slice(0, 2) === c.after.mode.slice(0, 2) ? 'M' : 'T';
 }
 
 /** A chain's commits, oldest first, down to its base: the user's commit under it (its root) is where the walk stops. */

@@ -7,7 +7,7 @@
  * as --help, so they cannot drift.
  */
 import { shortId, shortSession } from '../lib/model/short-ids.js';
-import { turnTitleKey } from '../lib/model/ledger.js';
+import { labelOfTurn } from '../lib/model/turn-tree.js';
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
 import { CkptError } from '../lib/model/errors.js';
@@ -108,7 +108,7 @@ export async function runComplete(words: string[]): Promise<void> {
       const turnsOf = (s: string) =>
         [...new Set(records.filter((r) => r.session === s && r.turn !== null).map((r) => r.turn!))]
           .sort((a, b) => a - b)
-          .map((t) => labels[turnTitleKey(s, t)] ?? String(t));
+          .map((t) => labelOfTurn(labels, s, t));
       ledger = {
         ids: records.slice(0, 30).map((r) => shortId(r.id)),
         turns: [

@@ -4,7 +4,8 @@ import { Option, type Command } from 'commander';
 import type { CheckpointRecord } from '../lib/model/ledger.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { turnTitleKey } from '../lib/model/ledger.js';
-import { checkpointView, labelOfTurn, type TurnNames } from '../lib/surfaces/views.js';
+import { labelOfTurn } from '../lib/model/turn-tree.js';
+import { checkpointView, type TurnNames } from '../lib/surfaces/views.js';
 import { attribution, cyan, dim, firstPaths, red, relativeAge, shortId, statsText, yellow } from './format.js';
 
 interface LogArgs extends GlobalArgs {
@@ -35,7 +36,7 @@ function groupHeader(r: CheckpointRecord, names: TurnNames): string {
   const who = r.agent ? ` (${r.agent})` : '';
   const key = r.turn !== null ? turnTitleKey(r.session, r.turn) : undefined;
   const title = key ? names.titles[key] : undefined;
-  const label = (key ? names.labels[key] : undefined) ?? String(r.turn);
+  const label = r.turn === null ? '' : labelOfTurn(names.labels, r.session, r.turn);
   // A turn a rewind inside the agent left behind is named on its old branch: `turn 3~1`.
   const left = label.includes('~') ? ' (left by a rewind)' : '';
   const turn =
@@ -43,7 +44,7 @@ function groupHeader(r: CheckpointRecord, names: TurnNames): string {
   const from = r.origin ? ` from ${r.origin.remote} (writer ${r.origin.writer})` : '';
   const fork = names.forks?.[r.session];
   const forked = fork
-    ? ` forked from ${shortSession(fork.session)}${fork.turn === null ? '' : ` after its turn ${labelOfTurn(names, fork.session, fork.turn)}`}`
+    ? ` forked from ${shortSession(fork.session)}${fork.turn === null ? '' : ` after its turn ${labelOfTurn(names.labels, fork.session, fork.turn)}`}`
     : '';
   return `── session ${r.session.length > SHORT_SESSION_LENGTH ? `${shortSession(r.session)}…` : r.session}${who}${from}${forked}${turn} ──`;
 }
@@ -88,7 +89,7 @@ async function runLog(argv: LogArgs): Promise<void> {
       group = key;
     }
     process.stdout.write(
-      `${line(r, Boolean(argv.oneline), degraded[r.id], r.session !== null && r.turn !== null ? listed.labels[turnTitleKey(r.session, r.turn)] : undefined)}\n`,
+      `${line(r, Boolean(argv.oneline), degraded[r.id], r.turn !== null ? labelOfTurn(listed.labels, r.session, r.turn) : undefined)}\n`,
     );
     if (argv.stat) {
       for (const p of r.paths) process.stdout.write(`    ${p.status} ${p.path}\n`);

@@ -51,7 +51,9 @@ async function runShow(argv: ShowArgs): Promise<void> {
     out.push(
       `Origin:  fetched from ${record.origin.remote}, writer ${record.origin.writer}, workspace ${record.origin.ws}; its id there ${record.origin.source}`,
     );
-  out.push(`Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record) ? `  ${attribution(record)}` : ''}`);
+  out.push(
+    `Kind:    ${record.kind}${record.tool ? `  Tool: ${record.tool}` : ''}${attribution(record, view.turnLabel ?? undefined) ? `  ${attribution(record, view.turnLabel ?? undefined)}` : ''}`,
+  );
   if (record.agent)
     out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
   if (record.input) out.push(`Input:   ${record.input}`);

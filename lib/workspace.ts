@@ -4,7 +4,7 @@
  * in-process; the CLI is a thin layer over it.
  */
 import { shortId } from './model/short-ids.js';
-import { turnLabels } from './model/turn-tree.js';
+import { labelOfTurn, turnLabels } from './model/turn-tree.js';
 import { pendingRewinds, type PendingRewind } from './model/rewind-plan.js';
 import { existsSync } from 'node:fs';
 import { describeMissing, resolveInView, resolveSession, revertTargets, type LedgerView, type RevertSelection } from './model/address.js';
@@ -227,11 +227,7 @@ export class Workspace {
     signal?: AbortSignal,
     lockTimeoutMs?: number,
   ): Promise<T> {
-    try {
-      return await this.exclusiveRaw(fn, signal, lockTimeoutMs);
-    } catch (err) {
-      throw asCkptError(err);
-    }
+    return wrapped(() => this.exclusiveRaw(fn, signal, lockTimeoutMs));
   }
 
   private async exclusiveRaw<T>(
@@ -523,8 +519,7 @@ export class Workspace {
       matching = matching.filter((r) => r.session === session);
     }
     const labels = turnLabels(records);
-    const labelOf = (r: CheckpointRecord) =>
-      r.turn === null ? null : ((r.session !== null ? labels[turnTitleKey(r.session, r.turn)] : undefined) ?? String(r.turn));
+    const labelOf = (r: CheckpointRecord) => (r.turn === null ? null : labelOfTurn(labels, r.session, r.turn));
     if (options.turn !== undefined) matching = matching.filter((r) => labelOf(r) === String(options.turn));
     const newestFirst = [...matching].reverse();
     // A turn's title rides on its first checkpoint, which `limit` may cut: gather them from all records.

@@ -13,11 +13,9 @@ import { tryLstat } from './disk.js';
 import { readStamp } from './index-stamp.js';
 import { parseStageEntry } from '../store/packs.js';
 import { isUtf8Path } from '../model/paths.js';
-import type { TreeChange } from '../model/tree.js';
+import { GITLINK, type TreeChange } from '../model/tree.js';
 import { git, splitZ } from '../git/runner.js';
 import { writeFileAtomic, type StorePaths } from '../store/store.js';
-
-export const GITLINK_MODE = '160000';
 
 interface GitlinkCache {
   tree: string;
@@ -55,7 +53,7 @@ async function indexGitlinks(ctx: StoreContext, signal: AbortSignal): Promise<st
   const found: string[] = [];
   for (const entry of splitZ(stdout)) {
     const parsed = parseStageEntry(entry);
-    if (parsed?.mode === GITLINK_MODE) found.push(parsed.path);
+    if (parsed?.mode === GITLINK) found.push(parsed.path);
   }
   if (stamp && !ctx.scratch) writeCache(ctx.paths, { tree: stamp.tree, paths: found });
   return found;
@@ -80,8 +78,8 @@ export function carryGitlinks(paths: StorePaths, parentTree: string | undefined,
   if (!cached || cached.tree !== parentTree) return;
   const links = new Set(cached.paths);
   for (const c of changes) {
-    if (c.before?.mode === GITLINK_MODE) links.delete(c.path);
-    if (c.after?.mode === GITLINK_MODE) links.add(c.path);
+    if (c.before?.mode === GITLINK) links.delete(c.path);
+    if (c.after?.mode === GITLINK) links.add(c.path);
   }
   writeCache(paths, { tree, paths: [...links] });
 }

@@ -49,13 +49,13 @@ import {
   type OperationInfo,
   type SkippedPath,
 } from '../model/ledger.js';
-import { carryGitlinks, GITLINK_MODE, staleGitlinks } from './gitlinks.js';
+import { carryGitlinks, staleGitlinks } from './gitlinks.js';
 import { rawDiffSplitter } from '../git/objects.js';
 import { keepAllPacks } from '../store/packs.js';
 import { EMPTY_TREE } from '../model/oid.js';
 import { ancestorsOf, isUtf8Path } from '../model/paths.js';
 import { probeDegraded } from '../store/probe.js';
-import type { TreeChange } from '../model/tree.js';
+import { GITLINK, SYMLINK, type TreeChange } from '../model/tree.js';
 import { git, zSplitter, type GitCall } from '../git/runner.js';
 import { pathMessages } from '../model/git-messages.js';
 import { collectFacts, expandNewDirs, lateArrivals, readForgotten, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
@@ -186,7 +186,7 @@ function changeTally(sizes: ReadonlyMap<string, number>): {
         summary.bytes += sizes.get(change.path) ?? 0;
       }
       for (const dir of ancestors) dirs.add(dir);
-      if (change.before?.mode === GITLINK_MODE || change.after?.mode === GITLINK_MODE) summary.gitlinks!.push(change);
+      if (change.before?.mode === GITLINK || change.after?.mode === GITLINK) summary.gitlinks!.push(change);
     },
     done() {
       summary.directories = dirs.size;
@@ -213,7 +213,7 @@ const NO_CHANGES: ChangeSummary = { kept: [], count: 0, stats: { added: 0, modif
 
 /** Pure: what a tree entry's mode says it is. */
 function entryType(mode: string): 'file' | 'symlink' | 'gitlink' | 'tree' {
-  return mode === '120000' ? 'symlink' : mode === GITLINK_MODE ? 'gitlink' : mode.startsWith('04') ? 'tree' : 'file';
+  return mode === SYMLINK ? 'symlink' : mode === GITLINK ? 'gitlink' : mode.startsWith('04') ? 'tree' : 'file';
 }
 
 /** Files hashed so far and files to hash: the budget error and the progress callback report them. */

@@ -7,6 +7,7 @@
  * print mode can continue from an exact line (`--resume-session-at`, into a
  * fork of the session): offered too when the line is known.
  */
+import { shortSession } from './short-ids.js';
 
 export interface ResumePlan {
   agent: string;
@@ -60,9 +61,8 @@ export function resumePlan(input: {
   const base = { agent, session, turn, title };
   // Before the first prompt there is no conversation to go back into: a new one starts in the restored files.
   if (turn === 1) {
-    const bin = agent === 'copilot' ? 'copilot' : agent;
     return RESUMABLE_AGENTS.includes(agent as (typeof RESUMABLE_AGENTS)[number])
-      ? { ...base, command: [bin], steps: ['start a new conversation: the files are as they were before its first prompt'] }
+      ? { ...base, command: [agent], steps: ['start a new conversation: the files are as they were before its first prompt'] }
       : undefined;
   }
   switch (agent) {
@@ -135,4 +135,13 @@ export function shellLine(argv: readonly string[]): string {
   return argv
     .map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : a.startsWith('<') && a.endsWith('>') ? a : `'${a.replace(/'/g, `'\\''`)}'`))
     .join(' ');
+}
+
+/**
+ * Pure: the `git ckpt resume` line that names the same turn again, pinned to its session: a `turn:` address
+ * without one meant the most recent session, which may not stay so (a `prompt:` address takes no session).
+ */
+export function resumeCommandLine(address: string, session: string): string {
+  const pinned = address.startsWith('turn:') && !address.includes('@') ? `${address}@${shortSession(session)}` : address;
+  return `git ckpt resume ${pinned}`;
 }

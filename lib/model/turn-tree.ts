@@ -76,6 +76,11 @@ export function turnLabel(tree: TurnTree, serial: number): string {
 }
 
 /** Pure: the label of each turn of the sessions whose records hold a rewind (keyed as turn titles are). */
+/** Pure: how people name a session's turn (its serial) among `turnLabels`: `2`, or `2~1` on a branch a rewind left. */
+export function labelOfTurn(labels: Readonly<Record<string, string>>, session: string | null, serial: number): string {
+  return (session === null ? undefined : labels[turnTitleKey(session, serial)]) ?? String(serial);
+}
+
 export function turnLabels(records: readonly CheckpointRecord[]): Record<string, string> {
   const labels: Record<string, string> = {};
   const sessions = new Set(records.filter((r) => r.rewind && r.session !== null).map((r) => r.session!));

@@ -16,7 +16,7 @@ import type { OperationReport } from '../restore/restore.js';
 import type { Workspace } from '../workspace.js';
 import { checkpointView, operationView } from './views.js';
 import { resumeWithRestore } from '../agents/resume.js';
-import { shellLine } from '../model/resume-plan.js';
+import { resumeCommandLine, shellLine } from '../model/resume-plan.js';
 
 /** The most diff text a tool returns unless asked for more: a model's context is precious. */
 const DIFF_MAX_BYTES = 64 * 1024;
@@ -582,7 +582,7 @@ const resumePlanTool: AgentTool<{ turn: z.ZodString; session: z.ZodOptional<z.Zo
       `then the user opens the conversation with: ${shellLine(plan.command)}`,
       ...plan.steps.map((s) => `and inside it: ${s}`),
       ...(plan.headless ? [`or continues right before that prompt, headless, in a fork: ${shellLine(plan.headless)}`] : []),
-      `the user runs it all with: git ckpt resume turn:${plan.turn}@${shortSession(plan.session)}`,
+      `the user runs it all with: ${resumeCommandLine(turn, plan.session)}`,
     ];
     return {
       text: `${lines.join('\n')}\n`,

@@ -23,7 +23,7 @@ import { storePaths } from '../store/store.js';
 import { Workspace } from '../workspace.js';
 import { checkpointView } from './views.js';
 import { resumeWithRestore } from '../agents/resume.js';
-import { shellLine } from '../model/resume-plan.js';
+import { resumeCommandLine, shellLine } from '../model/resume-plan.js';
 import { pendingRewinds } from '../model/rewind-plan.js';
 
 export interface UiServerOptions {
@@ -323,7 +323,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           target: target.id,
           commandLine: shellLine(plan.command),
           headlessLine: plan.headless ? shellLine(plan.headless) : null,
-          resumeCommand: `git ckpt resume ${turn.includes('@') ? turn : `${turn}@${plan.session.slice(0, 8)}`}`,
+          resumeCommand: resumeCommandLine(turn, plan.session),
           files: preview.plan.files.filter((f) => f.action !== 'unchanged').map((f) => ({ action: f.action, path: f.path })),
         };
       },

@@ -16,6 +16,7 @@ import {
 import type { OperationReport } from '../restore/restore.js';
 import type { PlannedFile } from '../restore/restore-plan.js';
 import type { ActionCounts } from '../model/tree.js';
+import { labelOfTurn } from '../model/turn-tree.js';
 
 /** A rewind inside an agent that left changes in the workspace (status, the web page). */
 export type { PendingRewind } from '../model/rewind-plan.js';
@@ -77,11 +78,6 @@ export interface TurnNames {
   forks?: Readonly<Record<string, ForkMark>>;
 }
 
-/** Pure: how people name a session's turn (its serial): `2`, or `2~1` on a branch a rewind left. */
-export function labelOfTurn(names: Pick<TurnNames, 'labels'>, session: string, serial: number): string {
-  return names.labels[turnTitleKey(session, serial)] ?? String(serial);
-}
-
 /** Pure: a checkpoint record as every surface shows it, with its turn's title and label. */
 export function checkpointView(r: CheckpointRecord, names: TurnNames = { titles: {}, labels: {} }, degraded = false): CheckpointView {
   const key = r.session !== null && r.turn !== null ? turnTitleKey(r.session, r.turn) : null;
@@ -92,12 +88,12 @@ export function checkpointView(r: CheckpointRecord, names: TurnNames = { titles:
     time: r.time,
     session: r.session,
     turn: r.turn,
-    turnLabel: r.turn === null ? null : r.session === null ? String(r.turn) : labelOfTurn(names, r.session, r.turn),
+    turnLabel: r.turn === null ? null : labelOfTurn(names.labels, r.session, r.turn),
     rewind: r.rewind ?? null,
     fork: r.fork
       ? {
           ...r.fork,
-          turnLabel: r.fork.turn === null ? null : labelOfTurn(names, r.fork.session, r.fork.turn),
+          turnLabel: r.fork.turn === null ? null : labelOfTurn(names.labels, r.fork.session, r.fork.turn),
         }
       : null,
     step: r.step,

@@ -75,7 +75,8 @@ export const PLUGIN_SPECS: Record<PluginAgent, PluginSpec> = {
     ],
   },
   // Cline runs a file named after each event from ~/.cline/hooks ($CLINE_DIR/hooks) and .clinerules/hooks,
-  // through bash unless it has a shebang or an extension. Only PreToolUse and PostToolUse wait for the hook;
+  // through bash unless it has a shebang or an extension. PreToolUse waits for the hook; PostToolUse does not
+  // hold the turn (3.0.65 started TaskComplete's hook, and answered the prompt, while the post hook still ran);
   // TaskStart and TaskComplete run detached (their checkpoint may land after the first call's).
   cline: {
     project: '.clinerules/hooks',

@@ -17,7 +17,13 @@ const EXIT_INTERNAL = 3;
 let jsonErrors = false;
 
 function fail(message: string, exitCode: number, code = exitCode === 2 ? 'usage' : 'error'): never {
-  const line = message.split('\n')[0]!;
+  // One line: commander's two-line errors ("unknown command 'lgo'", then "(Did you mean log?)") are joined.
+  const line = message
+    .split('\n')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join(' ')
+    .replace('(Did you mean', '(did you mean');
   process.stderr.write(jsonErrors ? `${JSON.stringify({ error: { code, message: line } })}\n` : `git-ckpt: ${line}\n`);
   process.exit(exitCode);
 }
@@ -172,7 +178,12 @@ async function main(): Promise<void> {
   const program = await buildProgram(named !== undefined && named in COMMANDS && !wantsHelp ? [named] : COMMAND_NAMES);
   try {
     // --color is read above, as git reads it; commander would take the next word (a command) as its value.
-    const forParser = args.filter((a, i) => !a.startsWith('--color') && !(args[i - 1] === '--color' && COLOR_VALUES.has(a)));
+    // Help about a command that does not exist is that command's error, not the overview with exit 0.
+    const unknown = named !== undefined && !(named in COMMANDS);
+    const forParser = args.filter(
+      (a, i) =>
+        !a.startsWith('--color') && !(args[i - 1] === '--color' && COLOR_VALUES.has(a)) && !(unknown && (a === '--help' || a === '-h')),
+    );
     await program.parseAsync(forParser, { from: 'user' });
   } catch (caught) {
     if (!(caught instanceof CommanderError)) throw caught;

@@ -11,6 +11,7 @@ interface BundleArgs extends GlobalArgs {
   session?: string;
   incremental?: boolean;
   includeIgnored?: boolean;
+  anyWorkspace?: boolean;
   json?: boolean;
 }
 
@@ -22,6 +23,7 @@ export function define(command: Command): Command {
     .option('--session <id>', 'create: only this session (default: every one)')
     .option('--incremental', 'create: only what the last bundle did not hold (its tips become prerequisites)')
     .option('--include-ignored', 'create: also carry what your .gitignore ignores')
+    .option('--any-workspace', "import: also take other workspaces' chains (by default only this workspace's)")
     .option('--json', 'print one JSON object')
     .action((...params) => runBundle(argsOf<BundleArgs>(params)));
 }
@@ -49,7 +51,7 @@ async function runBundle(argv: BundleArgs): Promise<void> {
     if (argv.json) printJson(report);
     else {
       const out = [`${report.file}: ${report.refs.length} session ref(s)`];
-      for (const r of report.refs) out.push(`  ${r.session}  writer ${r.writer}  ${shortId(r.tip)}`);
+      for (const r of report.refs) out.push(`  ${r.session}  writer ${r.writer}  workspace ${r.ws}  ${shortId(r.tip)}`);
       if (report.missing.length)
         out.push(
           `  this store lacks ${report.missing.length} prerequisite(s): ${report.missing.map((m) => shortId(m)).join(', ')}: import the bundle made before it first`,
@@ -61,13 +63,18 @@ async function runBundle(argv: BundleArgs): Promise<void> {
     return;
   }
   if (argv.action === 'import') {
-    const report = await ws.bundleImport(argv.file);
-    if (report.rejected.length) process.exitCode = 1;
+    const report = await ws.bundleImport(argv.file, { anyWorkspace: argv.anyWorkspace });
+    if (report.rejected.length || report.refused.length) process.exitCode = 1;
     if (argv.json) return printJson(report);
     const added = report.fetched.reduce((n, f) => n + f.added, 0);
-    const out = [`imported ${added} new checkpoint(s) from ${report.file}`];
+    const out = [
+      `imported ${added} new checkpoint(s) from ${report.file}${report.ws ? ` (workspace ${report.ws})` : ' (every workspace it holds)'}`,
+    ];
     for (const f of report.fetched) out.push(`  ${f.session}  writer ${f.writer}: ${f.added} new, ${f.total} in all`);
     for (const r of report.rejected) out.push(`  not moved (not a fast-forward): ${r}`);
+    for (const r of report.refused) out.push(`  ${r}`);
+    for (const o of report.otherWorkspaces)
+      out.push(`  left out: ${o.refs} session ref(s) of workspace ${o.ws} (--any-workspace takes them)`);
     process.stdout.write(`${out.join('\n')}\n`);
     return;
   }

@@ -4,7 +4,7 @@
  * demand; these commands are for looking at it and for tests.
  */
 import type { Command } from 'commander';
-import { daemonStatus, startDaemon, stopDaemon } from '../lib/store/daemon-client.js';
+import { daemonStatus, startDaemon, stopDaemon, type WatchedWorkspace } from '../lib/store/daemon-client.js';
 import { runDaemon } from '../lib/daemon/daemon.js';
 import { CkptError } from '../lib/model/errors.js';
 import { cliEntry, packageVersion } from '../lib/store/layout.js';
@@ -61,12 +61,15 @@ async function runDaemonCommand(action: string, json: boolean): Promise<void> {
       `exits after ${Math.round(status.idleExitMs / 60_000)} min idle (ckpt.daemonIdle); verifies every ${Math.round(status.verifyEveryMs / 60_000)} min of activity (ckpt.daemonVerify)`,
     ),
   ];
+  if (status.inotify)
+    out.push(
+      `inotify: ${status.inotify.watches} folder watch(es) of this user's limit of ${status.inotify.limit ?? '?'} (fs.inotify.max_user_watches)`,
+    );
   if (!status.workspaces.length) out.push('no workspace watched yet');
   for (const w of status.workspaces) {
     out.push(`${w.root}`);
-    out.push(
-      `  ${w.unknown ? `unknown (${w.unknown}): the next capture scans everything` : `${w.pending} path(s) changed since the last capture`}`,
-    );
+    out.push(`  ${watchState(w)}`);
+    if (w.fix) out.push(`  fix: ${w.fix}`);
     out.push(
       `  ${w.events} change event(s), ${w.captures} capture(s), ${w.fullScans} in full${w.lastFullScanReason ? ` (last: ${w.lastFullScanReason})` : ''}`,
     );
@@ -74,4 +77,12 @@ async function runDaemonCommand(action: string, json: boolean): Promise<void> {
     if (w.watch) out.push(`  git ckpt watch: a checkpoint after ${w.watch.quietMs} ms without changes; ${w.watch.checkpoints} taken`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** One line: whether the watcher's account narrows the next capture, and why not. */
+export function watchState(w: WatchedWorkspace): string {
+  if (w.unwatched) return `not fully watched: ${w.unwatched}; every capture scans everything until it is`;
+  if (w.unknown) return `unknown (${w.unknown}): the next capture scans everything`;
+  // What the watcher saw, not what differs: `git ckpt status` compares the files with the latest checkpoint.
+  return `watching: ${w.pending} path(s) seen changing since its last capture`;
 }

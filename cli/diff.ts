@@ -9,6 +9,7 @@ interface DiffArgs extends GlobalArgs {
   to?: string;
   stat?: boolean;
   nameStatus?: boolean;
+  binary?: boolean;
 }
 
 export function define(command: Command): Command {
@@ -18,6 +19,7 @@ export function define(command: Command): Command {
     .argument('[to]', 'checkpoint (default: the live workspace)')
     .option('--stat', 'a diffstat')
     .option('--name-status', 'paths with A/M/D')
+    .option('--binary', "binary files as git's binary patch, not one line with their sizes")
     .action((...params) => runDiff(argsOf<DiffArgs>(params)));
 }
 
@@ -29,6 +31,7 @@ async function runDiff(argv: DiffArgs): Promise<void> {
     to: argv.to === undefined ? undefined : String(argv.to),
     format: diffFormat(argv, 'patch'),
     color: useColor(),
+    binary: argv.binary,
     paths,
   });
   process.stdout.write(text);

@@ -22,7 +22,10 @@ export function define(command: Command): Command {
 
 async function runFetch(argv: FetchArgs): Promise<void> {
   const report = await openWorkspace(argv).fetchCheckpoints({ remote: argv.remote, list: argv.list, session: argv.session });
-  if (argv.json) return printJson(report);
+  if (argv.json) {
+    if (report.rejected.length || report.refused.length) process.exitCode = 1;
+    return printJson(report);
+  }
   const out: string[] = [];
   if (report.listed) {
     out.push(`${report.remote} (${report.url}) holds ${report.listed.length} session ref(s)`);
@@ -37,6 +40,7 @@ async function runFetch(argv: FetchArgs): Promise<void> {
     if (added) out.push(dim('  git ckpt log shows them with where they came from; restore and revert take them like any checkpoint'));
   }
   for (const r of report.rejected) out.push(`  not moved (not a fast-forward): ${r}`);
+  for (const r of report.refused) out.push(`  ${r}`);
   process.stdout.write(`${out.join('\n')}\n`);
-  if (report.rejected.length) process.exitCode = 1;
+  if (report.rejected.length || report.refused.length) process.exitCode = 1;
 }

@@ -6,8 +6,10 @@
 import type { Command } from 'commander';
 import type { ForgetReport } from '../lib/retain/forget.js';
 import { argsOf, openWorkspace, printJson, repeatable, type GlobalArgs } from './common.js';
-import { dim, formatBytes, relativeAge, shortId } from './format.js';
+import { dim, formatBytes, relativeAge, shortId, yellow } from './format.js';
 import { previewOptions } from './operation.js';
+import { sessionWords } from '../lib/model/share-plan.js';
+import { optionWords } from '../lib/model/text.js';
 
 interface ForgetArgs extends GlobalArgs {
   ckpt?: string[];
@@ -82,10 +84,39 @@ function forgetText(r: ForgetReport): string[] {
   out.push(
     `checkpoints: ${r.rewritten.length} ${would('rewritten', 'to rewrite')}${r.rewritten.length ? ' (their old ids still resolve)' : ''}, ${r.kept} kept`,
   );
-  const freed = Math.max(0, r.bytesBefore - r.bytesAfter);
+  if (r.texts)
+    out.push(
+      `texts that named ${r.paths.length === 1 ? 'it' : 'them'} (a command, a message, a prompt's title): ${r.texts} record${r.texts === 1 ? '' : 's'} ${would('rewritten', 'to rewrite')}, the text replaced by a mark`,
+    );
+  for (const f of r.fetchedDropped)
+    out.push(
+      `fetched: ${would('dropped', 'would drop')} ${f.checkpoints} checkpoint${f.checkpoints === 1 ? '' : 's'} of ${f.session ?? 'a chain of no session'} (from ${f.remotes.join(', ')}; a later git ckpt fetch brings ${f.checkpoints === 1 ? 'it' : 'them'} back while the remote holds ${f.checkpoints === 1 ? 'it' : 'them'})`,
+    );
+  for (const f of r.fetchedHolding)
+    out.push(
+      yellow(
+        `  still stored: fetched checkpoints of ${f.session} hold ${r.paths.length === 1 ? 'it' : 'them'} too (${f.checkpoints}; another store's history, kept): git ckpt forget ${optionWords('--session', f.session)} drops them`,
+      ),
+    );
+  for (const c of r.shared) {
+    const named = sessionWords(c.session);
+    for (const remote of c.remotes)
+      out.push(
+        yellow(
+          `still on ${remote.label} (${remote.url}): session ${c.session ?? '(no session)'} as it was pushed; git ckpt unpush ${named} deletes its ref there (the host keeps the objects until it purges them), then git ckpt push ${named} sends it as it is now`,
+        ),
+      );
+    for (const file of c.bundles)
+      out.push(yellow(`still in ${file}, a bundle this store made: delete it (git ckpt bundle create makes one without it)`));
+  }
+  // A run's size is measured after the repack; a dry run's is the same pack counted, not written.
   const approx = r.dryRun ? '~' : '';
+  const change =
+    r.bytesAfter <= r.bytesBefore
+      ? `${approx}${formatBytes(r.bytesBefore - r.bytesAfter)} freed`
+      : `${approx}${formatBytes(r.bytesAfter - r.bytesBefore)} more: the objects kept ${would('were', 'are')} written into one new pack with its index, and the ledger keeps the former ids; on a store this small that costs more than what ${would('left', 'leaves')}`;
   out.push(
-    `store: ${formatBytes(r.bytesBefore)} → ${approx}${formatBytes(r.bytesAfter)} (${freed > 0 ? `${approx}${formatBytes(freed)} freed; ` : ''}${r.objects} object${r.objects === 1 ? '' : 's'} ${would('removed', 'to remove')}${r.leftovers ? `, ${r.leftovers} of them leftovers no checkpoint needed` : ''})`,
+    `store: ${formatBytes(r.bytesBefore)} → ${approx}${formatBytes(r.bytesAfter)} (${change}; ${r.objects} object${r.objects === 1 ? '' : 's'} ${would('removed', 'to remove')}${r.leftovers ? `, ${r.leftovers} of them leftovers no checkpoint needed` : ''})`,
   );
   if (r.forgottenFile)
     out.push(

@@ -32,12 +32,15 @@ async function runFsck(argv: FsckArgs): Promise<void> {
     printJson(report);
     return;
   }
-  warn(report.unreadableLines);
-  const out = [`${report.checkpoints} checkpoint(s), store ${formatBytes(report.storeBytes)}`];
+  warn([...report.unreadableLines, ...report.fetchedWarnings]);
+  const out = [
+    `${report.checkpoints} checkpoint(s)${report.fetched ? ` and ${report.fetched} fetched from other stores` : ''}, store ${formatBytes(report.storeBytes)}`,
+  ];
   for (const id of report.degraded)
     out.push(yellow(`⚠ degraded ${shortId(id)}: missing ${report.missing[id]!.map((m) => shortId(m)).join(', ')}`));
   out.push(report.degraded.length ? `${report.degraded.length} checkpoint(s) degraded` : 'no checkpoint degraded');
   out.push(`${report.orphans} orphan object(s)${report.orphans ? ' (git ckpt gc removes them)' : ''}`);
+  for (const ref of report.lostExports) out.push(`export chain ${ref}: its commits are gone; the next push or bundle makes it again`);
   if (report.unreadableLines.length)
     out.push(
       `${report.unreadableLines.length} ledger line(s) could not be read (git ckpt fsck --rebuild-ledger recovers the ledger from the commits)`,

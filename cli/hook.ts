@@ -6,7 +6,7 @@
  * a stuck hook never holds the agent.
  */
 import type { Command } from 'commander';
-import { neutralOutput, PHASES } from '../lib/model/hook-payload.js';
+import { neutralOutput, PAYLOAD_AGENTS, PHASES } from '../lib/model/hook-payload.js';
 import { HOOK_BUDGET_CAP_MS } from '../lib/store/settings.js';
 
 /** More than any real payload; the rest is drained, not kept. */
@@ -68,7 +68,7 @@ export async function runHookCommand(args: string[]): Promise<void> {
 export function define(command: Command): Command {
   return command
     .description('record an agent hook event from its JSON payload on stdin (always exits 0)')
-    .argument('<agent>', 'claude, codex, gemini, cursor, copilot, opencode, kilo or generic')
+    .argument('<agent>', `${PAYLOAD_AGENTS.filter((a) => a !== 'generic').join(', ')}, or generic (any other name is read as generic)`)
     .argument('<phase>', `${PHASES.slice(0, -1).join(', ')} or ${PHASES.at(-1)}`)
     .allowUnknownOption()
     .allowExcessArguments()

@@ -1,13 +1,17 @@
 /** git ckpt hooks install|uninstall|status: wire the shipped hook into each agent's own config. */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Argument, Option, type Command } from 'commander';
 import { HOOK_AGENTS, type Scope } from '../lib/agents/agent-config.js';
 import {
   changeHooks,
   claudeHasHttpHooks,
   claudeVersion,
+  gitStanding,
   hookStatusWithVerdict,
   hookTarget,
   httpTransport,
+  type HookNotice,
 } from '../lib/agents/hooks-install.js';
 import { hasHttpHooks, type HttpTransport } from '../lib/agents/hook-specs.js';
 import { readUserSettings } from '../lib/store/settings.js';
@@ -59,6 +63,11 @@ export function define(command: Command): Command {
     .action((...params) => runHooks(argsOf<HooksArgs>(params)));
 }
 
+/** Each notice on a line of its own, below its agent's. */
+function printNotices(notices: readonly HookNotice[], indent: string): void {
+  for (const n of notices) process.stdout.write(`${indent}${n.code === 'token-file' ? dim(n.text) : yellow(n.text)}\n`);
+}
+
 async function runHooks(argv: HooksArgs): Promise<void> {
   const agents = agentsNamed(argv.agent);
   if (argv.action === 'status') {
@@ -72,11 +81,15 @@ async function runHooks(argv: HooksArgs): Promise<void> {
     const targets = agents.flatMap((agent) =>
       scopes.filter((s) => s === 'user' || root).map((scope) => hookTarget(agent, scope, root ?? '')),
     );
-    const rows = await Promise.all(targets.map((target) => hookStatusWithVerdict(target, root ?? null)));
+    const all = await Promise.all(targets.map((target) => hookStatusWithVerdict(target, root ?? null)));
     if (argv.json) {
-      printJson(rows);
+      printJson(all);
       return;
     }
+    // Every agent asked for by name; otherwise those wired, or whose config folder is there (the agent is used here).
+    const named = (argv.agent ?? []).length > 0;
+    const rows = named ? all : all.filter((r) => r.state !== 'not wired' || r.notices.length > 0 || existsSync(path.dirname(r.file)));
+    if (rows.length === 0) process.stdout.write(`no agent is wired here: git ckpt hooks install --agent <${HOOK_AGENTS.join('|')}>\n`);
     for (const r of rows) {
       const state = r.state === 'wired' ? green(r.state) : r.state === 'not wired' ? dim(r.state) : yellow(r.state);
       const detail = r.state === 'partly wired' ? ` (missing ${r.missing.join(', ')})` : r.error ? ` (${r.error})` : '';
@@ -91,18 +104,22 @@ async function runHooks(argv: HooksArgs): Promise<void> {
       process.stdout.write(
         `${r.agent.padEnd(8)} ${r.scope.padEnd(8)} ${state}${detail}${how}${r.brokenScript ? yellow(' (the hook script it names is gone: run hooks install again)') : ''}  ${dim(r.file)}\n`,
       );
+      printNotices(r.notices, '                  ');
       if (r.verdict) {
         const runs = r.verdict.runs === 'yes' ? green('will run') : r.verdict.runs === 'no' ? yellow('will NOT run') : dim('may not run');
         process.stdout.write(`                  ${runs}: ${r.verdict.reason}\n`);
         if (r.verdict.step && r.verdict.runs !== 'yes') process.stdout.write(`                  next: ${r.verdict.step}\n`);
       }
     }
+    const unshown = all.length - rows.length;
+    if (rows.length > 0 && unshown > 0)
+      process.stdout.write(dim(`(${unshown} more not wired, and no config folder of theirs here: --agent all lists them)\n`));
     return;
   }
   const scope = argv.scope ?? 'project';
   const root = scope === 'project' ? projectRoot(argv) : '';
   const http = argv.action === 'install' && agents.some(hasHttpHooks) ? await chosenHttp(argv.transport ?? 'auto') : undefined;
-  const results = changeHooks(
+  const results = await changeHooks(
     argv.action,
     agents.map((agent) => hookTarget(agent, scope, root)),
     process.env,
@@ -113,6 +130,9 @@ async function runHooks(argv: HooksArgs): Promise<void> {
     argv.action === 'install'
       ? await Promise.all(results.map(async (r) => (r.error ? undefined : (await hookStatusWithVerdict(r, root || null)).verdict)))
       : [];
+  // A file of the user's own that git would commit is told at once.
+  if (argv.action === 'install')
+    for (const r of results) if (r.changed && !r.error) r.notices.push(...(await gitStanding(r, root || null, process.env)));
   // The first snapshot of a large workspace takes a while: it starts now, in the background.
   let baseline = false;
   let baselineError: string | undefined;
@@ -133,16 +153,22 @@ async function runHooks(argv: HooksArgs): Promise<void> {
     return;
   }
   for (const [i, r] of results.entries()) {
+    // "removed" only for what was removed: a file that held nothing else, or our hooks in it.
     const what = r.error
       ? `not written (${r.error})`
       : argv.action === 'install'
         ? r.changed
           ? `wired ${r.events.length} events`
           : 'already wired; nothing changed'
-        : r.changed
-          ? 'removed'
-          : 'not wired; nothing changed';
+        : r.removed
+          ? "removed (it held only git-ckpt's hooks)"
+          : r.files.includes(r.file)
+            ? "removed git-ckpt's hooks from"
+            : r.changed
+              ? 'not wired here'
+              : 'not wired; nothing changed';
     process.stdout.write(`${r.agent.padEnd(8)} ${what}: ${r.file}${r.backup ? dim(` (backup: ${r.backup})`) : ''}\n`);
+    printNotices(r.notices, '         ');
     const verdict = verdicts[i];
     if (verdict && verdict.runs !== 'yes') process.stdout.write(`         next: ${verdict.step ?? verdict.reason}\n`);
   }

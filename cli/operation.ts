@@ -22,6 +22,11 @@ function countsLine(r: OperationReport): string {
   return `${c.restore} restored, ${c.recreate} recreated, ${c.delete} deleted, ${c.skip} skipped, ${c.failed} failed (${c.unchanged} unchanged)`;
 }
 
+/** What an operation's record holds, as `show` counts it. */
+function recordedLine(c: NonNullable<OperationReport['recorded']>): string {
+  return `+${c.added} ~${c.modified} -${c.deleted}`;
+}
+
 function verb(r: OperationReport): string {
   return r.op === 'undo' ? `undo of ${shortId(r.target)}` : `${r.op} ${r.op === 'revert' ? 'of' : 'to'} ${shortId(r.target)}`;
 }
@@ -62,11 +67,19 @@ export function printOperation(r: OperationReport, json: boolean): void {
     out.push(`not captured, never touched: ${displayPath(s.path)} (${s.reason})`);
   out.push(`${r.dryRun ? 'would be: ' : ''}${countsLine(r)}`);
   if (!r.dryRun) {
-    if (r.record)
+    if (r.record) {
+      const held = r.recorded ? ` (${recordedLine(r.recorded)})` : '';
       out.push(
-        `${verb(r)} recorded as ${shortId(r.record)}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`,
+        `${verb(r)} recorded as ${shortId(r.record)}${held}; the state before it is guard checkpoint ${shortId(r.guard!)}: run \`git ckpt undo\` to reverse it`,
       );
-    else if (r.counts.skip > 0 || r.failures.length > 0)
+      if (r.recorded?.unwrittenCount) {
+        const { unwritten, unwrittenCount } = r.recorded;
+        const shown = unwritten.slice(0, LEFTOVERS_SHOWN).map(displayPath).join(', ');
+        out.push(
+          `its record also holds ${unwrittenCount} path${unwrittenCount === 1 ? '' : 's'} the ${r.op} did not write (newly captured, such as a file an ignore file it wrote no longer ignores, or changed while it ran): ${shown}${unwrittenCount > LEFTOVERS_SHOWN ? ', …' : ''}`,
+        );
+      }
+    } else if (r.counts.skip > 0 || r.failures.length > 0)
       out.push(`nothing was written: every path that differs was ${r.failures.length ? 'skipped or failed' : 'skipped'} (listed above)`);
     else
       out.push(

@@ -13,27 +13,37 @@ interface ResumeArgs extends GlobalArgs {
   session?: string;
   print?: boolean;
   dryRun?: boolean;
+  deleteNew?: boolean;
   json?: boolean;
 }
 
 export function define(command: Command): Command {
   return previewOptions(
     command
-      .description("restore the files to before a turn, then open the agent's conversation there (or print how)")
+      .description(
+        "restore the files to before a turn (never deletes unless --delete-new), then open the agent's conversation there (or print how)",
+      )
       .argument('<turn>', "turn:N[~K][@SESSION]: before the Nth prompt of the session; prompt:ID: before the agent's prompt of that id"),
   )
     .option('--session <id>', 'the session (a unique prefix of its id; default: the most recent one)')
-    .option('--print', 'print the command that opens the conversation instead of starting it')
+    .option('--delete-new', 'also delete captured files that are not in the checkpoint')
+    .option('--print', 'print the plan and the command that opens the conversation; change nothing, start nothing')
     .action((...params) => runResume(argsOf<ResumeArgs>(params)));
 }
 
 async function runResume(argv: ResumeArgs): Promise<void> {
   const ws = openWorkspace(argv);
-  const resumed = await resumeWithRestore(ws, String(argv.turn), { session: argv.session, dryRun: Boolean(argv.dryRun) });
+  // --print, like --dry-run, writes nothing and starts nothing: the restore is planned, never made.
+  const printOnly = Boolean(argv.print || argv.dryRun);
+  const resumed = await resumeWithRestore(ws, String(argv.turn), {
+    session: argv.session,
+    dryRun: printOnly,
+    deleteNew: Boolean(argv.deleteNew),
+  });
   const report = resumed.restore;
   let { plan } = resumed;
   // Codex forks the thread right before that prompt (a new thread: the one resumed from is untouched).
-  if (plan.fork && !argv.dryRun && !report.counts.failed) {
+  if (plan.fork && !printOnly && !report.counts.failed) {
     try {
       plan = forkedPlan(plan, await forkCodexThread(plan.fork.threadId, plan.fork.lastTurnId, ws.root, process.env));
     } catch (err) {
@@ -53,14 +63,14 @@ async function runResume(argv: ResumeArgs): Promise<void> {
   }
   printOperation(report, false);
   const lines = [
-    `${argv.dryRun ? 'then' : 'now'} open the conversation with: ${shellLine(plan.command)}`,
+    `${printOnly ? 'then' : 'now'} open the conversation with: ${shellLine(plan.command)}`,
     ...plan.steps.map((s) => `  and inside it: ${s}`),
     ...(plan.headless ? [`or, without a terminal, continue right before that prompt in a fork: ${shellLine(plan.headless)}`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   exitCodeFor(report.counts.failed);
   // An interactive agent needs a terminal; a pipe or a dry run only gets the command.
-  if (argv.print || argv.dryRun || report.counts.failed || !process.stdin.isTTY || !process.stdout.isTTY) return;
+  if (printOnly || report.counts.failed || !process.stdin.isTTY || !process.stdout.isTTY) return;
   await new Promise<void>((resolve) => {
     const child = spawn(plan.command[0]!, plan.command.slice(1), { stdio: 'inherit', cwd: ws.location.root });
     child.on('error', (err) => {

@@ -1,5 +1,7 @@
 /** How push, bundle and fetch words a session's export: what went, and what stayed and why. */
+import { withArticle } from '../lib/model/text.js';
 import type { SessionExport } from '../lib/share/share.js';
+import { forgetPathCommand } from '../lib/model/share-plan.js';
 import { dim, formatBytes, shortId, yellow } from './format.js';
 
 export function exportLines(s: SessionExport, status: string): string[] {
@@ -7,7 +9,7 @@ export function exportLines(s: SessionExport, status: string): string[] {
   if (s.withheld)
     out.push(
       yellow(
-        `    withheld: ${s.withheld.count} checkpoint(s) from ${shortId(s.withheld.checkpoint)} on: ${s.withheld.path} line ${s.withheld.line} looks like a ${s.withheld.rule}; git ckpt forget --path ${s.withheld.path} drops it from the store`,
+        `    withheld: ${s.withheld.count} checkpoint(s) from ${shortId(s.withheld.checkpoint)} on: ${s.withheld.path} line ${s.withheld.line} looks like ${withArticle(s.withheld.rule)}; ${forgetPathCommand(s.withheld.path)} drops it from the store`,
       ),
     );
   if (s.secretCount)

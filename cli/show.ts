@@ -10,6 +10,7 @@ interface ShowArgs extends GlobalArgs {
   stat?: boolean;
   nameStatus?: boolean;
   patch?: boolean;
+  binary?: boolean;
   json?: boolean;
 }
 
@@ -28,6 +29,7 @@ export function define(command: Command): Command {
     .option('--stat', 'a diffstat')
     .option('--name-status', 'paths with A/M/D')
     .option('-p, --patch', 'the patch')
+    .option('--binary', "binary files as git's binary patch, not one line with their sizes")
     .option('--json', 'the record and the diff as JSON')
     .action((...params) => runShow(argsOf<ShowArgs>(params)));
 }
@@ -36,7 +38,7 @@ async function runShow(argv: ShowArgs): Promise<void> {
   const ws = openWorkspace(argv);
   const format = diffFormat(argv, 'patch-with-stat');
   const address = argv.ckpt ?? argv['--']?.[0] ?? 'latest';
-  const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json });
+  const { record, diff, base } = await ws.show(String(address), { format, color: useColor() && !argv.json, binary: argv.binary });
   const view = checkpointView(record, await ws.list({ limit: 0 }));
   if (argv.json) {
     printJson({ ...view, diff, ...(base ? { base } : {}) });
@@ -57,6 +59,8 @@ async function runShow(argv: ShowArgs): Promise<void> {
   if (record.agent)
     out.push(`Agent:   ${record.agent}${record.phase ? ` (${record.phase})` : ''}${record.call ? `  Call: ${record.call}` : ''}`);
   if (record.input) out.push(`Input:   ${record.input}`);
+  if (record.mayIncludeLater)
+    out.push('Note:    may include changes made after the post was answered (a file changed by the call and again after it)');
   if (view.fork)
     out.push(`Fork:    of session ${view.fork.session}${view.fork.turnLabel ? `, after its turn ${view.fork.turnLabel}` : ''}`);
   if (record.op) out.push(`${record.kind[0]!.toUpperCase()}${record.kind.slice(1)}: target ${record.op.target}, guard ${record.op.guard}`);

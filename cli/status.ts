@@ -4,6 +4,8 @@ import { agentName } from '../lib/model/rewind-plan.js';
 import { argsOf, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { formatBytes, relativeAge, shortId, skippedLines } from './format.js';
 import type { StatusReport } from '../lib/workspace.js';
+import { daemonStatus, type WatchedWorkspace } from '../lib/store/daemon-client.js';
+import { watchState } from './daemon.js';
 
 interface StatusArgs extends GlobalArgs {
   json?: boolean;
@@ -16,18 +18,28 @@ export function define(command: Command): Command {
     .action((...params) => runStatus(argsOf<StatusArgs>(params)));
 }
 
-function comparison(report: StatusReport): string {
-  if (report.notCompared) return `not compared with the latest checkpoint (${report.notCompared})`;
-  if (report.dirty === null) return 'no checkpoint to compare with';
-  return report.dirty ? 'changed since the latest checkpoint' : 'same as the latest checkpoint';
+/** Changed paths named in full up to this many; past it, the count and the command that lists them. */
+const NAMED_CHANGES = 10;
+
+function comparison(report: StatusReport): string[] {
+  if (report.notCompared) return [`not compared with the latest checkpoint (${report.notCompared})`];
+  if (report.dirty === null) return ['no checkpoint to compare with'];
+  if (!report.dirty) return ['same as the latest checkpoint'];
+  const n = report.changedCount;
+  const head = `${n} path${n === 1 ? '' : 's'} changed since the latest checkpoint`;
+  if (n > NAMED_CHANGES || n > report.changed.length) return [`${head} (git ckpt diff --stat lists them)`];
+  return [`${head}:`, ...report.changed.map((c) => `  ${c.status} ${c.path}`)];
 }
 
 async function runStatus(argv: StatusArgs): Promise<void> {
   const ws = openWorkspace(argv);
   const report = await ws.status();
   warn(report.warnings);
+  // The daemon's watcher of this workspace, when one runs: why its next capture scans everything, and the fix.
+  const daemon = await daemonStatus(process.env, 1000).catch(() => null);
+  const watcher: WatchedWorkspace | null = daemon?.workspaces.find((w) => w.root === report.workspace) ?? null;
   if (argv.json) {
-    printJson({ ...report, latest: report.latest?.id ?? null, latestTime: report.latest?.time ?? null });
+    printJson({ ...report, latest: report.latest?.id ?? null, latestTime: report.latest?.time ?? null, watcher });
     return;
   }
   const lines = [
@@ -37,8 +49,16 @@ async function runStatus(argv: StatusArgs): Promise<void> {
     `disk:        ${formatBytes(report.bytesOnDisk)} of a ${formatBytes(report.maxBytes)} quota (${Math.round((100 * report.bytesOnDisk) / Math.max(1, report.maxBytes))}%)`,
     `secrets:     never stored: ${report.secretPatterns.join(' ') || 'nothing (ckpt.secretPatterns drops every pattern)'}`,
     `latest:      ${report.latest ? `${shortId(report.latest.id)} (${relativeAge(report.latest.time)})` : 'none'}`,
-    `dirty:       ${comparison(report)}`,
   ];
+  const [first, ...more] = comparison(report);
+  lines.push(`dirty:       ${first}`, ...more.map((line) => `           ${line}`));
+  // The same sentence as `git ckpt daemon status` prints for this workspace.
+  if (watcher) {
+    lines.push(`daemon:      ${watchState(watcher)}`);
+    if (watcher.fix) lines.push(`             fix: ${watcher.fix}`);
+  } else if (daemon) lines.push(`daemon:      running (pid ${daemon.pid}), not watching this workspace yet: the next hook event starts it`);
+  else if (!(await ws.settings()).daemon) lines.push('daemon:      off (ckpt.daemon=false): hooks record each event themselves');
+  else lines.push('daemon:      not running: hooks record each event themselves and start it (`git ckpt daemon start`)');
   if (report.baseline) {
     const b = report.baseline;
     const progress = b.total ? `${b.hashed} of ${b.total} files hashed` : 'scanning';

@@ -37,10 +37,11 @@ async function runStores(argv: StoresArgs): Promise<void> {
     return;
   }
   if (stores.length === 0) process.stdout.write('no stores yet\n');
+  else process.stdout.write(dim(`${'size'.padStart(10)}  ${'last used'.padEnd(15)} ${'checkpoints'.padStart(11)}  workspace\n`));
   for (const s of stores) {
     const flag = s.missing ? yellow(' (workspace missing)') : '';
     process.stdout.write(
-      `${formatBytes(s.bytes).padStart(10)}  ${dim(relativeAge(s.lastUsed).padEnd(15))} ${String(s.checkpoints).padStart(6)} ckpt  ${s.workspace ?? '?'}${flag}\n`,
+      `${formatBytes(s.bytes).padStart(10)}  ${dim(relativeAge(s.lastUsed).padEnd(15))} ${String(s.checkpoints).padStart(11)}  ${s.workspace ?? '?'}${flag}\n`,
     );
   }
   const missing = stores.filter((s) => s.missing).length;

@@ -2,12 +2,14 @@
  * Pager and colour, as git does them. Output pages only on a terminal, through
  * GIT_PAGER, git's core.pager, PAGER, else `less` with LESS=FRX; never into a
  * pipe or a file. Colour follows --color, git's color.ui and NO_COLOR, and is
- * on only when the output ends on a terminal. A pipe closed early (`| head`)
- * ends the command quietly.
+ * on only when the output ends on a terminal. So is cutting lines to the
+ * terminal's width (`log`): COLUMNS when set, as git's term_columns reads it,
+ * else the terminal's own width; into a pipe or a file, lines are never cut,
+ * whatever COLUMNS says. A pipe closed early (`| head`) ends the command quietly.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { git } from '../lib/git/runner.js';
-import { setColor } from './format.js';
+import { setColor, setWidth } from './format.js';
 
 export type ColorMode = 'auto' | 'always' | 'never';
 
@@ -53,6 +55,16 @@ export function colorOn(mode: ColorMode | undefined, colorUi: string | undefined
   return toTerminal;
 }
 
+/**
+ * Pure: the width to cut lines to, or undefined (never cut): only when the output ends on a terminal, where
+ * COLUMNS (a positive whole number) wins over the terminal's own width, as in git; 80 when neither says. @public (tests use it)
+ */
+export function terminalWidth(env: NodeJS.ProcessEnv, ttyColumns: number | undefined, toTerminal: boolean): number | undefined {
+  if (!toTerminal) return undefined;
+  const columns = /^[1-9][0-9]{0,5}$/.test(env.COLUMNS ?? '') ? Number(env.COLUMNS) : ttyColumns;
+  return columns && columns > 0 ? columns : 80;
+}
+
 let pager: ChildProcess | undefined;
 
 /** End quietly when whoever reads our output stops reading (a pipe to head, a pager quit early). */
@@ -79,6 +91,8 @@ export async function setUpOutput(options: { page: boolean; color?: ColorMode; c
     wantsCorePager ? outputConfig('core.pager', options.cwd) : undefined,
   ]);
   setColor(colorOn(options.color, colorUi, process.env, terminal));
+  // Read before the pager takes our stdout: the pager shows lines on this same terminal.
+  setWidth(terminalWidth(process.env, process.stdout.columns, terminal));
   if (!paging) return;
   const command = pagerCommand(process.env, corePager);
   if (!command) return;

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { yellow } from './format.js';
+import { optionWords } from '../lib/model/text.js';
 
 interface UnpushArgs extends GlobalArgs {
   remote?: string;
@@ -25,6 +26,6 @@ async function runUnpush(argv: UnpushArgs): Promise<void> {
   const report = await openWorkspace(argv).unpush({ remote: argv.remote, session: argv.session });
   if (argv.json) return printJson({ ...report, purged: false, note: NOT_PURGED });
   process.stdout.write(
-    `deleted ${report.ref} on ${report.remote} (${report.url})\n${yellow(NOT_PURGED)}\npush --all and the turn-end push leave it deleted; git ckpt push --session ${argv.session} sends it again\n`,
+    `deleted ${report.ref} on ${report.remote} (${report.url})\n${yellow(NOT_PURGED)}\npush --all and the turn-end push leave it deleted; git ckpt push ${optionWords('--session', argv.session)} sends it again\n`,
   );
 }

@@ -58,12 +58,9 @@ function toDaemon(phase, body, cwd, timeoutMs) {
     const socketPath = daemonSocket();
     const where = cwdHeader(cwd);
     if (!where || !existsSync(socketPath)) return resolve(false);
+    // The workspace and nothing else: the daemon reads no variable of this process (a hook trace is the one its
+    // own environment named when it started).
     const headers = { 'content-type': 'application/json', 'x-ckpt-cwd-uri': where };
-    // The one variable of the agent's a hook reads here (the test suites' trace): a path of printable ASCII, or
-    // the entry script takes the event.
-    const trace = process.env.GIT_CKPT_HOOK_TRACE;
-    if (trace && !/^[\x20-\x7e]+$/.test(trace)) return resolve(false);
-    if (trace) headers['x-ckpt-env-git_ckpt_hook_trace'] = trace;
     let req;
     try {
       req = request({ socketPath, method: 'POST', path: `/hook/${AGENT}/${phase}`, headers, timeout: timeoutMs }, (res) => {

@@ -2,7 +2,7 @@
  * git-ckpt as a library: the `Workspace` class and what its methods return,
  * the errors they reject with, and the pure functions a harness may want on
  * their own (addresses, retention, restore planning). Everything else in lib/
- * is internal and may change. README's "Use as a library" shows each method.
+ * is internal and may change. docs/library.md shows each method.
  *
  *   import { Workspace } from 'git-ckpt';
  *   const ws = Workspace.open(process.cwd());

@@ -33,11 +33,14 @@ import { crashPoint } from './model/crash-point.js';
 import { removeGitDebris } from './capture/housekeeping.js';
 import { captureTree, snapshotLocked, withScratchCapture, type SnapshotOptions, type SnapshotResult } from './capture/snapshot.js';
 import { diffTrees, showBase, type DiffFormat } from './inspect/inspect.js';
+import { treeChanges } from './git/objects.js';
+import type { TreeChange } from './model/tree.js';
 import { dirSize, initShadowRepo, openStoreDir, storeDirFor, type StorePaths } from './store/store.js';
 import { locateWorkspace, type WorkspaceLocation } from './store/locate.js';
-import { readFetched } from './share/state.js';
+import { readFetched } from './store/share-state.js';
 import type {
   BundleCreateOptions,
+  BundleImportOptions,
   BundleReport,
   BundleVerifyReport,
   FetchOptions,
@@ -139,6 +142,9 @@ export interface StatusReport {
   latest: CheckpointRecord | null;
   /** Whether the workspace differs from the latest checkpoint (null when there is none, or it was not compared). */
   dirty: boolean | null;
+  /** What differs from the latest checkpoint, path by path (at most STATUS_CHANGED_KEPT; `changedCount` has them all). */
+  changed: { path: string; status: 'A' | 'M' | 'D' }[];
+  changedCount: number;
   /** Why the workspace was not compared with the latest checkpoint (then `dirty` is null). */
   notCompared: string | null;
   /** The first snapshot still being taken in the background, with its progress. */
@@ -154,6 +160,9 @@ export interface StatusReport {
   rewinds: PendingRewind[];
   warnings: string[];
 }
+
+/** Changed paths `status` lists by name; past this it gives the count and `git ckpt diff --stat`. */
+const STATUS_CHANGED_KEPT = 20;
 
 export interface OpenOptions {
   /** Environment to read GIT_CKPT_HOME / XDG_STATE_HOME from (default: process.env). */
@@ -301,7 +310,12 @@ export class Workspace {
     // Only the user's options reach the engine: its internal capture modes are not part of this face.
     const { message, session, turn, step, tool, timeBudgetMs, onProgress, signal } = request;
     const options: SnapshotOptions = { message, session, turn, step, tool, kind, timeBudgetMs, onProgress, signal };
-    return this.exclusive((paths, settings) => snapshotLocked(this.context(paths, settings), options), signal);
+    return this.exclusive((paths, settings) => {
+      // The first snapshot is `init`'s, whatever command asks for it: no budget, large folders in
+      // one pass (with a budget, 50,000 files ran out of 15 s in batches where init took 3-5 s).
+      const first = timeBudgetMs === undefined && noCheckpointYet(paths);
+      return snapshotLocked(this.context(paths, settings), first ? { ...options, timeBudgetMs: 0 } : options);
+    }, signal);
   }
 
   /**
@@ -370,7 +384,7 @@ export class Workspace {
     return this.operationDoor(options, async (paths, settings) => {
       const view = await this.checked(!options.dryRun);
       const { targets, parentTree } = revertTargets(view, what);
-      return (await restoreModule()).revertLocked(this.context(paths, settings), targets, parentTree, options);
+      return (await restoreModule()).revertLocked(this.context(paths, settings), targets, parentTree, options, view.records);
     });
   }
 
@@ -399,9 +413,9 @@ export class Workspace {
     return (await this.checked(writeCache)).degraded;
   }
 
-  /** Resolve an address (see address.ts), minding degraded checkpoints. */
-  async resolve(address: string): Promise<CheckpointRecord> {
-    return resolveInView(await this.checked(), address);
+  /** Resolve an address (see address.ts), minding degraded checkpoints; a dry run's (`writeCache: false`) writes no probe cache. */
+  async resolve(address: string, options: { writeCache?: boolean } = {}): Promise<CheckpointRecord> {
+    return resolveInView(await this.checked(options.writeCache ?? true), address);
   }
 
   /** Apply the retention policy and reclaim space (see gc.ts). */
@@ -418,10 +432,16 @@ export class Workspace {
    */
   async forget(request: ForgetInput, options: ForgetOptions = {}): Promise<ForgetReport> {
     const checked = (await forgetPlanModule()).checkRequest(request);
-    if (!this.storePaths) throw new CkptError('nothing', 'no checkpoints yet: nothing to forget');
-    return this.operationDoor(options, async (paths, settings) =>
-      (await forgetModule()).forgetLocked(this.context(paths, settings), checked, options),
-    );
+    const paths = this.storePaths;
+    if (!paths) throw new CkptError('nothing', 'no checkpoints yet: nothing to forget');
+    const run = () =>
+      this.operationDoor(options, async (lockedPaths, settings) =>
+        (await forgetModule()).forgetLocked(this.context(lockedPaths, settings), checked, options),
+      );
+    if (options.dryRun) return run();
+    // A forget may drop export chains from share.json: the share commands' lock first (the order they take both in).
+    const settings = await this.settings();
+    return wrapped(() => withLock(paths.shareLock, settings.lockTimeoutMs, run));
   }
 
   /** A deep check of the store. */
@@ -500,8 +520,9 @@ export class Workspace {
     return wrapped(async () => (await shareModule()).bundleVerify(await this.shareAccess(), file));
   }
 
-  async bundleImport(file: string): Promise<Awaited<ReturnType<ShareModule['bundleImport']>>> {
-    return wrapped(async () => (await shareModule()).bundleImport(await this.shareAccess(), file));
+  /** Import a bundle's chains of this workspace (of every workspace with `anyWorkspace`). */
+  async bundleImport(file: string, options: BundleImportOptions = {}): Promise<Awaited<ReturnType<ShareModule['bundleImport']>>> {
+    return wrapped(async () => (await shareModule()).bundleImport(await this.shareAccess(), file, options));
   }
 
   /** Delete this store's ref of a session on the remote (deleting is not purging: the host keeps the objects). */
@@ -544,7 +565,7 @@ export class Workspace {
    */
   async show(
     address: string,
-    options: { format?: DiffFormat; color?: boolean; paths?: string[] } = {},
+    options: { format?: DiffFormat; color?: boolean; binary?: boolean; paths?: string[] } = {},
   ): Promise<{ record: CheckpointRecord; diff: string; base?: { id: string | null; reason: string } }> {
     const view = await this.checked();
     const record = resolveInView(view, address);
@@ -553,8 +574,7 @@ export class Workspace {
       this.storePaths!,
       from,
       record.id,
-      options.format ?? 'patch-with-stat',
-      options.color ?? false,
+      { format: options.format ?? 'patch-with-stat', color: options.color ?? false, binary: options.binary },
       options.paths,
     );
     return { record, diff, ...(base ? { base } : {}) };
@@ -565,17 +585,17 @@ export class Workspace {
    * side is captured into the shadow index (no checkpoint is created), so new
    * files show up too.
    */
-  async diff(options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; paths?: string[] } = {}): Promise<string> {
+  async diff(
+    options: { from?: string; to?: string; format?: DiffFormat; color?: boolean; binary?: boolean; paths?: string[] } = {},
+  ): Promise<string> {
     const view = await this.checked();
     const from = resolveInView(view, options.from ?? 'latest');
-    const format = options.format ?? 'patch';
-    const color = options.color ?? false;
-    if (options.to !== undefined)
-      return diffTrees(this.storePaths!, from.tree, resolveInView(view, options.to).id, format, color, options.paths);
+    const how = { format: options.format ?? 'patch', color: options.color ?? false, binary: options.binary };
+    if (options.to !== undefined) return diffTrees(this.storePaths!, from.tree, resolveInView(view, options.to).id, how, options.paths);
     return this.readDoor(async (paths, settings, unwritable) => {
       const ctx = this.context(paths, settings);
-      if (!unwritable) return diffTrees(paths, from.tree, (await captureTree(ctx)).tree, format, color, options.paths);
-      return withScratchCapture(ctx, (live, objectDir) => diffTrees(paths, from.tree, live.tree, format, color, options.paths, objectDir));
+      if (!unwritable) return diffTrees(paths, from.tree, (await captureTree(ctx)).tree, how, options.paths);
+      return withScratchCapture(ctx, (live, objectDir) => diffTrees(paths, from.tree, live.tree, how, options.paths, objectDir));
     });
   }
 
@@ -584,13 +604,21 @@ export class Workspace {
    * large, secret …), without a checkpoint, compared under the same lock with
    * the ledger's latest record; into a scratch index when the store cannot be written.
    */
-  private captureForStatus(): Promise<{ live: Awaited<ReturnType<typeof captureTree>>; read: LedgerRead }> {
+  private captureForStatus(): Promise<{ live: Awaited<ReturnType<typeof captureTree>>; read: LedgerRead; changed: TreeChange[] }> {
     return this.readDoor(async (paths, settings, unwritable) => {
       const ctx = this.context(paths, settings);
       // Lock, then re-read: the latest checkpoint is compared with a capture of the same moment.
       const read = this.ledger();
-      const live = unwritable ? await withScratchCapture(ctx, async (result) => result) : await captureTree(ctx);
-      return { live, read };
+      const latest = read.records.at(-1);
+      // What changed, read while the captured tree's objects exist (a scratch capture's go with it).
+      const compare = (tree: string, objectDir?: string) =>
+        latest && latest.tree !== tree
+          ? treeChanges({ gitDir: paths.gitDir, cwd: paths.dir }, latest.tree, tree, undefined, objectDir)
+          : [];
+      if (unwritable)
+        return withScratchCapture(ctx, async (live, objectDir) => ({ live, read, changed: await compare(live.tree, objectDir) }));
+      const live = await captureTree(ctx);
+      return { live, read, changed: await compare(live.tree) };
     });
   }
 
@@ -614,9 +642,11 @@ export class Workspace {
             ? 'a restore, revert or undo was interrupted'
             : null;
     let live: Awaited<ReturnType<typeof captureTree>> | undefined;
-    if (read.records.length && !notCompared) ({ read, live } = await this.captureForStatus());
+    let changed: TreeChange[] = [];
+    if (read.records.length && !notCompared) ({ read, live, changed } = await this.captureForStatus());
     const { records, warnings } = read;
-    const latest = records.at(-1) ?? null;
+    // The workspace's own latest: fetched checkpoints come first in the view, and never stand for it.
+    const latest = [...records].reverse().find((r) => !r.origin) ?? null;
     const dirty = live && latest ? live.tree !== latest.tree : null;
     const settings = this.storePaths ? await this.settings() : DEFAULT_SETTINGS;
     return {
@@ -630,6 +660,8 @@ export class Workspace {
       secretPatterns: settings.secretPatterns,
       latest,
       dirty,
+      changed: changed.slice(0, STATUS_CHANGED_KEPT).map((c) => ({ path: c.path, status: !c.before ? 'A' : !c.after ? 'D' : 'M' })),
+      changedCount: changed.length,
       notCompared,
       baseline,
       uncaptured: live?.skipped ?? [],

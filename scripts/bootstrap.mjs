@@ -18,10 +18,26 @@ function upToDate() {
   return Object.entries(want).every(([name, meta]) => name === '' || meta.optional || have[name]?.version === meta.version);
 }
 
+/**
+ * The environment of the `npm ci` into this folder. Inside a global install's lifecycle (`npm install -g
+ * <folder or git URL>`) npm sets npm_config_global, and a global `npm ci` is refused (ECIGLOBAL): the
+ * dependencies go into this folder all the same.
+ */
+function localInstallEnv() {
+  const env = { ...process.env, GIT_CKPT_BOOTSTRAP: '1' };
+  for (const key of Object.keys(env)) if (/^npm_config_(global|location)$/i.test(key)) delete env[key];
+  return env;
+}
+
 if (!upToDate()) {
   process.stderr.write('git-ckpt: installing the dependencies package-lock.json pins (npm ci)…\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+  // GIT_CKPT_BOOTSTRAP: the package's own `prepare`, which npm ci runs, skips its build (the caller builds).
+  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: localInstallEnv(),
+  });
   if (r.status !== 0) {
     process.stderr.write(`git-ckpt: npm ci failed (exit ${r.status ?? r.signal}); see its output above\n`);
     process.exit(1);

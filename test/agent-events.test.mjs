@@ -160,6 +160,8 @@ test('trailers: every field a hook record carries survives the commit message ro
     agentTurn: 'dd58c39d',
     transcript: '/home/u/.claude/projects/x.jsonl',
     prompt: 'two shell calls at once, then a subagent',
+    // The daemon captured it after answering, and could not tell a later change apart (principle 8).
+    mayIncludeLater: true,
   };
   const { id, parent, tree, v, ...meta } = record;
   const header = `tree ${tree}\nparent ${parent}\nauthor git-ckpt <git-ckpt@localhost.invalid> 1 +0000\ncommitter git-ckpt <git-ckpt@localhost.invalid> 1 +0000\n\n`;
@@ -462,7 +464,7 @@ test('a Claude session with a background subagent, a failed call and a task noti
   t.regex(log, /turn 1 “Edit notes, then fail”/);
   t.regex(log, /turn 3 “Third prompt”/);
   t.regex(log, /\[subagent general-purpose\]/);
-  t.regex(log, /✗ failed: Exit code 3/);
+  t.regex(log, /#2 Bash ✗ failed .* · Exit code 3$/m);
   const json = await ckptJson(box, ['log', '--turn', '2']);
   t.true(json.every((r) => r.prompt === 'Run a subagent'));
   // turn:3 is the state before the user's third prompt: the subagent's file is there.

@@ -3,7 +3,21 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, testIf, ledgerLines, lsTree, sandbox, sh, storedBytes, treeState, write, libPath } from './helpers.mjs';
+import {
+  ckpt,
+  ckptJson,
+  flushDaemon,
+  hookEvent,
+  testIf,
+  ledgerLines,
+  lsTree,
+  sandbox,
+  sh,
+  storedBytes,
+  treeState,
+  write,
+  libPath,
+} from './helpers.mjs';
 
 /** Where each ignore source puts a rule, given the sandbox. */
 const IGNORE_SOURCES = {
@@ -84,6 +98,71 @@ test("X1: git add's messages: the ignored-paths advice explains exit 1, a path g
   // A full store is not an unreadable file: it must fail the snapshot, not become a skip.
   const full = pathMessages('error: unable to create temporary file: No space left on device\n');
   t.deepEqual(full, { skipped: [], other: ['error: unable to create temporary file: No space left on device'], ignoredAdvice: false });
+});
+
+/** A sandbox whose hooks go through a daemon of its own (started here, stopped at teardown), or none. */
+async function hookBox(t, daemon) {
+  const box = sandbox();
+  if (daemon) {
+    writeFileSync(
+      path.join(box.home, '.gitconfig'),
+      '[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[ckpt]\n\tdaemonIdle = 60s\n',
+    );
+    const started = await ckpt(box, ['daemon', 'start']);
+    t.is(started.code, 0, started.stderr);
+    t.teardown(() => ckpt(box, ['daemon', 'stop']));
+  } else {
+    writeFileSync(
+      path.join(box.home, '.gitconfig'),
+      '[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[ckpt]\n\tdaemon = false\n',
+    );
+  }
+  return box;
+}
+
+for (const daemon of [false, true]) {
+  test(`§2.6: rm -rf of a folder during a tool call is a deletion, never "not captured: unreadable" (daemon ${daemon ? 'on' : 'off'})`, async (t) => {
+    const box = await hookBox(t, daemon);
+    write(box, 'top.txt', 'top\n');
+    for (let round = 0; round < 4; round++) {
+      write(box, `lib/mw${round}/a.js`, 'a\n');
+      write(box, `lib/mw${round}/deep/b.js`, 'b\n');
+    }
+    await ckptJson(box, ['snapshot']);
+    for (let round = 0; round < 4; round++) {
+      const call = {
+        session_id: 's26',
+        cwd: box.ws,
+        tool_name: 'Bash',
+        tool_use_id: `t${round}`,
+        tool_input: { command: `rm -rf lib/mw${round}` },
+      };
+      await hookEvent(box, 'claude', 'pre', { ...call, hook_event_name: 'PreToolUse' });
+      rmSync(path.join(box.ws, `lib/mw${round}`), { recursive: true });
+      await hookEvent(box, 'claude', 'post', { ...call, hook_event_name: 'PostToolUse', tool_response: {} });
+      if (daemon) await flushDaemon(box.store);
+      const post = ledgerLines(box).at(-1);
+      t.like(post, { kind: 'post', stats: { added: 0, modified: 0, deleted: 2 } }, `round ${round}`);
+      t.deepEqual(post.skipped, [], `round ${round}: no skip note for a folder that was deleted`);
+      const shown = await ckpt(box, ['show', post.id, '--name-status']);
+      t.notRegex(shown.stdout, /not captured/);
+    }
+  });
+}
+
+test('§2.6: git naming a path that vanished (no such file, not a directory) says nothing was skipped', async (t) => {
+  const { pathMessages } = await import(libPath('git-messages'));
+  const vanished = [
+    "warning: could not open directory 'lib/mw/': No such file or directory",
+    "warning: could not open directory 'lib/x/': Not a directory",
+    'error: open("gone.txt"): No such file or directory',
+    "error: unable to index file 'gone.txt'",
+  ];
+  t.deepEqual(pathMessages(vanished.join('\n')), { skipped: [], other: [], ignoredAdvice: false });
+  // A folder that cannot be read is still one.
+  t.deepEqual(pathMessages("warning: could not open directory 'locked/': Permission denied\n").skipped, [
+    { path: 'locked/', reason: 'unreadable' },
+  ]);
 });
 
 /** Make `rel` (a chain of folders past PATH_MAX) and a file in it: one level at a time, as no absolute path reaches it. */
@@ -199,6 +278,41 @@ test('a captured folder that becomes a repository of its own is a gitlink in the
   t.false(entries.has('vendor/lib/lib.c'));
   t.false((await ckptJson(box, ['snapshot'])).created);
 });
+
+for (const daemon of [false, true]) {
+  test(`C1: a commit inside a nested repository records it as modified (its new commit), never deleted then added (daemon ${daemon ? 'on' : 'off'})`, async (t) => {
+    const box = await hookBox(t, daemon);
+    write(box, 'top.txt', 'top\n');
+    const lib = path.join(box.ws, 'vendor/lib');
+    write(box, 'vendor/lib/lib.c', 'v1\n');
+    sh(box, ['init', '-q'], { cwd: lib });
+    sh(box, ['add', '.'], { cwd: lib });
+    sh(box, ['commit', '-qm', 'one'], { cwd: lib });
+    await ckptJson(box, ['snapshot']);
+    for (const round of [1, 2]) {
+      const call = {
+        session_id: 'c1',
+        cwd: box.ws,
+        tool_name: 'Bash',
+        tool_use_id: `t${round}`,
+        tool_input: { command: 'git -C vendor/lib commit -am next' },
+      };
+      await hookEvent(box, 'claude', 'pre', { ...call, hook_event_name: 'PreToolUse' });
+      write(box, 'vendor/lib/lib.c', `v${round + 1}\n`);
+      sh(box, ['commit', '-qam', `commit ${round}`], { cwd: lib });
+      const head = sh(box, ['rev-parse', 'HEAD'], { cwd: lib }).stdout.trim();
+      await hookEvent(box, 'claude', 'post', { ...call, hook_event_name: 'PostToolUse', tool_response: {} });
+      if (daemon) await flushDaemon(box.store);
+      const post = ledgerLines(box).at(-1);
+      t.like(post, { kind: 'post', stats: { added: 0, modified: 1, deleted: 0 } }, `round ${round}`);
+      t.deepEqual(post.paths, [{ path: 'vendor/lib', status: 'M' }]);
+      t.deepEqual(lsTree(box, post.id).get('vendor/lib'), { mode: '160000', type: 'commit', oid: head });
+      // The next capture finds nothing new: no "added" the checkpoint after.
+      const again = await ckptJson(box, ['snapshot']);
+      t.false(again.created, `round ${round}: nothing changed since`);
+    }
+  });
+}
 
 /** Write a file whose name holds raw bytes (`\xff` …); false where the filesystem refuses names that are not UTF-8 (APFS). */
 function writeRaw(box, relBytes, content) {

@@ -2,7 +2,7 @@
 // checkpoint, removed from the shadow store for good; the real CLI and git in temp dirs.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ckpt, ckptJson, killDuring, ledgerLines, lsTree, sandbox, sh, startCli, storeDir, treeState, write, libPath } from './helpers.mjs';
 
@@ -24,6 +24,14 @@ function blobId(box, content) {
 /** The store's files (bytes, modes, mtimes) and the workspace's: what a dry run or a refusal must leave alone. */
 function everything(box) {
   return `${treeState(box.ws, { skip: ['.git'] })}\n--store--\n${treeState(storeDir(box))}`;
+}
+
+/** A folder's bytes, as the store's size is counted (every file's length). */
+function bytesOf(dir) {
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (n, e) => n + (e.isDirectory() ? bytesOf(path.join(dir, e.name)) : lstatSync(path.join(dir, e.name)).size),
+    0,
+  );
 }
 
 /** The workspace without the given top-level names (the forgotten files, which restore never touches). */
@@ -148,6 +156,56 @@ test('pure: one selector, checked patterns and dates, the guard goes with its op
   t.throws(() => resolveAddress(moved, 'eeee'), { message: /unknown checkpoint/ });
 });
 
+test('F3, pure: which texts name a forgotten path, and what replaces them', (t) => {
+  const ig = ['creds.txt', 'secrets/', '/top.env'];
+  const test = (p, dir) =>
+    ig.some((g) =>
+      g.endsWith('/') ? (p === g.slice(0, -1) ? dir : p.startsWith(g)) : g.startsWith('/') ? p === g.slice(1) : p.split('/').at(-1) === g,
+    );
+  const root = '/home/u/proj';
+  for (const named of [
+    'echo hunter2 > creds.txt',
+    'echo hunter2>creds.txt',
+    'cat ./creds.txt',
+    `cat ${root}/sub/creds.txt`,
+    'cat: creds.txt: No such file or directory',
+    'vim secrets/key.pem',
+    'cp x "secrets/a b"',
+    'ls secrets/',
+    'source top.env',
+  ])
+    t.true(plan.namesForgottenPath(named, test, root), named);
+  for (const not of [
+    'npm run build',
+    'rm -rf secrets',
+    'cat sub/top.env',
+    'echo creds.txt.bak',
+    'cat ../creds.txt',
+    'git log --oneline',
+    '',
+  ])
+    t.false(plan.namesForgottenPath(not, test, root), not);
+  const r = {
+    id: 'a'.repeat(40),
+    message: 'claude post Bash: echo hunter2 > creds.txt',
+    input: 'echo hunter2 > creds.txt',
+    prompt: 'put hunter2 in creds.txt',
+    error: 'exit 1',
+  };
+  t.deepEqual(plan.textsWithout(r, test, root, ['creds.txt']), {
+    input: '[input removed by forget --path creds.txt]',
+    prompt: '[prompt removed by forget --path creds.txt]',
+    message: 'claude post Bash: [input removed by forget --path creds.txt]',
+  });
+  t.deepEqual(
+    plan.textsWithout({ ...r, input: undefined, message: 'saved creds.txt by hand', prompt: undefined }, test, root, ['a', 'creds.txt']),
+    {
+      message: '[message removed by forget --path a --path creds.txt]',
+    },
+  );
+  t.is(plan.textsWithout({ ...r, input: 'ls', message: 'claude post Bash: ls', prompt: 'list' }, test, root, ['creds.txt']), undefined);
+});
+
 /** A history with a secret captured by mistake: a.txt changes, credentials.json and secrets/ come in, a restore, an agent session. */
 async function secretHistory(box) {
   write(box, 'a.txt', 'one\n');
@@ -199,7 +257,6 @@ test('--path: the secret leaves every checkpoint and the store; other files, res
   // B, C, D, E, the guard (E itself), the restore record and F hold them (the restore left them in place).
   t.true(dry.paths.every((p) => p.checkpoints === before.length - 1));
   t.is(dry.rewritten.length, before.length - 1, 'every checkpoint after A gets a new commit');
-  t.true(dry.bytesAfter < dry.bytesBefore);
   t.deepEqual(
     dry.content.map((c) => c.path),
     ['credentials.json', 'secrets/deep/key.txt', 'src/credentials.json'],
@@ -213,6 +270,14 @@ test('--path: the secret leaves every checkpoint and the store; other files, res
   );
 
   const report = await ckptJson(box, ['forget', '--path', 'credentials.json', '--path', 'secrets/']);
+  // The run's size is the store's, measured after the repack; the dry run's is that repack counted
+  // (caches aside), and a growth is said in words.
+  t.is(report.bytesAfter, bytesOf(storeDir(box)));
+  t.true(Math.abs(report.bytesAfter - dry.bytesAfter) <= 512, `${dry.bytesAfter} estimated, ${report.bytesAfter} measured`);
+  t.regex(
+    text.stdout,
+    dry.bytesAfter > dry.bytesBefore ? /~[\d.]+ \S+ more: the objects kept are written into one new pack/ : /~[\d.]+ \S+ freed/,
+  );
   t.false(report.dryRun);
   t.false(inStore(box, secretBlob), 'git cat-file -e: the secret blob is gone from the shadow store');
   t.false(inStore(box, nestedBlob));

@@ -50,6 +50,16 @@ test('help like a git subcommand: -h, help <command>, a bare git ckpt (usage on 
   const viaGit = sh(box, 'git ckpt -h');
   t.is(viaGit.status, 0);
   t.regex(viaGit.stdout, /<command>/);
+  // An unknown command or help topic is an error, one line, with git's suggestion when one is close.
+  for (const args of [['help', 'nosuch'], ['nosuch', '--help'], ['nosuch']]) {
+    const r = await ckpt(box, args);
+    t.is(r.code, 2, args.join(' '));
+    t.is(r.stdout, '');
+    t.is(r.stderr, "git-ckpt: unknown command 'nosuch'\n", args.join(' '));
+  }
+  const typo = await ckpt(box, ['lgo']);
+  t.is(typo.code, 2);
+  t.is(typo.stderr, "git-ckpt: unknown command 'lgo' (did you mean log?)\n");
 });
 
 test('the man page is generated from the same definitions as --help, with every command, address form, exit code and setting', (t) => {
@@ -302,9 +312,11 @@ test('npm pack, then npm i -g into a fresh prefix: git ckpt from anywhere, its m
   t.is(run(['ckpt']).status, 1);
   t.regex(run(['ckpt', 'help', 'restore']).stdout, /git ckpt restore/);
   t.is(run(['ckpt', 'hooks', 'install', '--agent', 'claude']).status, 0);
-  const settings = readFileSync(path.join(box.ws, '.claude', 'settings.json'), 'utf8');
+  const settings = readFileSync(path.join(box.ws, '.claude', 'settings.local.json'), 'utf8');
   const installedScript = path.join(prefix, 'lib', 'node_modules', 'git-ckpt', 'hooks', 'git-ckpt-hook');
-  t.true(settings.includes(installedScript), 'the agent runs the installed hook script, not a checkout');
+  // The installed entry script is on PATH: the config names the command, not a checkout's path (nor the prefix's).
+  t.regex(settings, /"git-ckpt-hook claude [a-z-]+ 2>\/dev\/null \|\| true"/, 'the agent runs the installed hook script');
+  t.false(settings.includes(ROOT), 'not a checkout');
   write(box, 'x.txt', 'x\n');
   const hook = spawnSync('sh', [installedScript, 'claude', 'post'], {
     cwd: box.ws,

@@ -497,3 +497,17 @@ export async function claudeSession(box, { beforeTurn4 } = {}) {
   const t4 = await turn(4, t1.last, [['Bash', 'four.txt', 'four\n']]);
   return { pre: t4.first, transcript };
 }
+
+/**
+ * Two snapshots of a.txt, then a change never captured and a restore of the first: the restore takes a guard
+ * checkpoint of its own (kind guard). Resolves with the first snapshot and the restore's JSON report.
+ */
+export async function restoreWithOwnGuard(box) {
+  write(box, 'a.txt', 'one\n');
+  const first = await ckptJson(box, ['snapshot', '-m', 'one']);
+  write(box, 'a.txt', 'two\n');
+  await ckptJson(box, ['snapshot', '-m', 'two']);
+  write(box, 'a.txt', 'three\n');
+  const restore = await ckptJson(box, ['restore', first.id.slice(0, 8)]);
+  return { first, restore };
+}

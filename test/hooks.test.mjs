@@ -11,10 +11,12 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -22,12 +24,15 @@ import {
   ckpt,
   ckptJson,
   entryExists,
+  firstSnapshotTaken,
   flushDaemon,
   holdLock,
   ledgerLines,
   lsTree,
   run,
   sandbox,
+  sh,
+  shadowGit,
   storeDir,
   treeState,
   write,
@@ -688,7 +693,7 @@ test('log --session (prefix) and --turn filter; show names agent, call and input
     ['three.txt', 'two.txt'],
   );
   const human = await ckpt(box, ['log']);
-  t.regex(human.stdout, /── session sess-42-abcde… \(claude\) · turn 2 \(before it: turn:2@sess-42-abcde\) ──/);
+  t.regex(human.stdout, /^── session sess-42-abcde… \(claude\) ──\nturn 2 \(before it: turn:2@sess-42-abcde\)$/m);
   const show = await ckpt(box, ['show', 'latest']);
   t.regex(show.stdout, /Agent: {3}claude \(post\) {2}Call: t3/);
   t.regex(show.stdout, /Input: {3}three\.txt/);
@@ -698,8 +703,9 @@ test('log --session (prefix) and --turn filter; show names agent, call and input
 test('hooks install: merges into existing configs with other hooks, is idempotent, keeps a backup; uninstall gives back the rest', async (t) => {
   const box = sandbox();
   const existing = {
+    // Claude Code's project hooks go into the user's own settings.local.json (the shared settings.json: below).
     claude: [
-      '.claude/settings.json',
+      '.claude/settings.local.json',
       {
         model: 'opus',
         hooks: {
@@ -917,17 +923,17 @@ test('hooks install for several agents: one config that does not parse writes no
 
   // Claude's config exists, so it needs a backup, under a store root that cannot be created: only Claude's write fails.
   rmSync(path.join(box.ws, '.cursor'), { recursive: true });
-  write(box, '.claude/settings.json', '{"model": "x"}\n');
+  write(box, '.claude/settings.local.json', '{"model": "x"}\n');
   const blocker = path.join(box.base, 'not-a-dir');
   writeFileSync(blocker, '');
   const partial = await ckpt(box, ['hooks', 'install', '--agent', 'claude,codex'], { env: { GIT_CKPT_HOME: path.join(blocker, 'store') } });
   t.is(partial.code, 1);
-  t.regex(partial.stdout, /^claude +not written \(.*\): .*settings\.json\ncodex +wired \d+ events: /m);
+  t.regex(partial.stdout, /^claude +not written \(.*\): .*settings\.local\.json\ncodex +wired \d+ events: /m);
   t.regex(
     partial.stderr,
     /^git-ckpt: warning: the first snapshot was not started: cannot create store .*\ngit-ckpt: not written: claude \(.*\)\n$/,
   );
-  t.is(readFileSync(path.join(box.ws, '.claude/settings.json'), 'utf8'), '{"model": "x"}\n');
+  t.is(readFileSync(path.join(box.ws, '.claude/settings.local.json'), 'utf8'), '{"model": "x"}\n');
   t.true(existsSync(path.join(box.ws, '.codex/hooks.json')));
 });
 
@@ -965,9 +971,18 @@ test('end to end: a scripted agent session with shell edits, rewound to before t
   const beforeSession = gitState({ mtime: false });
   const r = spawnSync('sh', [path.join(ROOT, 'bench', 'agent-session.sh'), box.ws], { env: box.env, encoding: 'utf8' });
   t.is(r.status, 0, r.stderr);
-  t.regex(r.stdout, /rewound to before turn 2, every byte checked/);
+  t.regex(r.stdout, /rewound to before turn 2 and back again, every byte checked both ways/);
+
   const records = ledgerLines(box);
   t.true(records.some((rec) => rec.kind === 'restore'));
+  t.true(
+    records.some((rec) => rec.kind === 'undo'),
+    'the rewind was undone',
+  );
+  t.true(
+    records.some((rec) => rec.prompt === 'restructure it'),
+    'turns carry their prompts',
+  );
   t.deepEqual(
     [...new Set(records.filter((rec) => rec.session).map((rec) => rec.turn))].filter((n) => n !== null),
     [1, 2, 3],
@@ -981,4 +996,327 @@ test('end to end: a scripted agent session with shell edits, rewound to before t
   t.is(ledgerLines(box).at(-1).kind, 'undo');
   t.is(gitState(), beforeUndo);
   t.is(gitState({ mtime: false }), beforeSession);
+});
+
+// ---------------------------------------------------------------- no secret of git-ckpt in a shared file
+
+/** A sandbox whose user config lets the daemon run (HTTP hooks need it), stopped at the test's end. */
+function daemonSandbox(t) {
+  const box = sandbox();
+  writeFileSync(
+    path.join(box.home, '.gitconfig'),
+    '[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[ckpt]\n\tdaemonIdle = 60s\n',
+  );
+  t.teardown(() => ckpt(box, ['daemon', 'stop']));
+  return box;
+}
+
+const daemonTokenOf = (box) => readFileSync(path.join(box.store, 'daemon', 'token'), 'utf8').trim();
+const daemonPortOf = (box) => JSON.parse(readFileSync(path.join(box.store, 'daemon', 'endpoint.json'), 'utf8')).port;
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+const modeOf = (file) => (statSync(file).mode & 0o777).toString(8);
+
+/** Every file below `dir` (no .git) whose bytes hold `needle`. */
+function filesHolding(dir, needle) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const file = path.join(entry.parentPath ?? entry.path, entry.name);
+    if (file.split(path.sep).includes('.git') || !entry.isFile()) continue;
+    if (readFileSync(file).includes(needle)) found.push(path.relative(dir, file));
+  }
+  return found;
+}
+
+/** Every object of the shadow store whose content holds `needle`. */
+function shadowObjectsHolding(box, needle) {
+  const batch = shadowGit(box, ['cat-file', '--batch-all-objects', '--batch'], 'latin1');
+  return batch.includes(needle);
+}
+
+/** An event posted as Claude Code's HTTP hook posts it, the token header filled from `token`. */
+function postAsClaude(box, port, token, payload) {
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/hook/claude/pre',
+        headers: { host: `127.0.0.1:${port}`, 'x-ckpt-token': token, 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
+    req.on('error', (err) => resolve(String(err.code ?? err)));
+    req.end(JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Write', cwd: box.ws, ...payload }));
+  });
+}
+
+/** Claude Code's settings as an older git-ckpt wired a project: every hook and the daemon token in the shared file. */
+function olderLayout(rest, { port, token }) {
+  const wired = install.mergeHooks(rest, 'claude', ENTRY, 'settings.json', { port, token });
+  return { ...wired, env: { ...(wired.env ?? {}), GIT_CKPT_TOKEN: token } };
+}
+
+test("Claude Code's HTTP hooks at project scope: every handler in .claude/settings.local.json, the token only in the user's settings; the shared file, the workspace and its checkpoints never hold it; the daemon's files are the user's alone", async (t) => {
+  const box = daemonSandbox(t);
+  write(box, 'README.md', 'hello\n');
+  write(box, '.claude/settings.json', '{ "model": "opus" }\n');
+  const [result] = await ckptJson(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']);
+  const token = daemonTokenOf(box);
+  const port = daemonPortOf(box);
+  const local = path.join(box.ws, '.claude', 'settings.local.json');
+  const userSettings = path.join(box.home, '.claude', 'settings.json');
+  t.is(result.file, local, 'the project wiring is the user’s own file');
+  t.is(readFileSync(path.join(box.ws, '.claude', 'settings.json'), 'utf8'), '{ "model": "opus" }\n', 'the shared file untouched');
+  const wired = readJson(local);
+  t.like(wired.hooks.PreToolUse[0].hooks[0], { type: 'http', url: `http://127.0.0.1:${port}/hook/claude/pre` });
+  t.is(wired.hooks.Stop[0].hooks[0].type, 'command');
+  t.is(wired.env, undefined, 'no token in a project file');
+  t.deepEqual(readJson(userSettings), { env: { GIT_CKPT_TOKEN: token } }, "the token in the user's settings");
+  t.true(result.files.includes(userSettings));
+  t.true(result.notices.some((n) => n.code === 'token-file' && n.text.includes(userSettings)));
+  t.deepEqual(filesHolding(box.ws, token), [], 'no file of the workspace holds the token');
+  // A checkpoint of the workspace as install left it: no object of the store holds the token.
+  const snapshot = await ckptJson(box, ['snapshot', '-m', 'after install']);
+  t.true(lsTree(box, snapshot.id).has('.claude/settings.local.json'));
+  t.false(shadowObjectsHolding(box, token), 'no blob, tree or commit of the store holds the token');
+  // The daemon's files: its folder the user's alone, the token, port, endpoint and socket files too.
+  const daemonDir = path.join(box.store, 'daemon');
+  t.is(modeOf(daemonDir), '700');
+  for (const name of ['token', 'port', 'endpoint.json', 'socket']) t.is(modeOf(path.join(daemonDir, name)), '600', name);
+  // The hooks as Claude Code sends them, the header filled from the user's settings: recorded.
+  write(box, 'via-http.txt', 'posted\n');
+  const sent = readJson(userSettings).env.GIT_CKPT_TOKEN;
+  t.is(await postAsClaude(box, port, sent, { session_id: 'http-s', tool_use_id: 'h1', tool_input: { file_path: 'via-http.txt' } }), 200);
+  await flushDaemon(box.store);
+  t.true(ledgerLines(box).some((r) => r.session === 'http-s' && r.paths.some((p) => p.path === 'via-http.txt')));
+  // Installing again changes nothing; a user-scope install shares the same token.
+  t.false((await ckptJson(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']))[0].changed);
+  const [status] = await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']);
+  t.is(status.state, 'wired');
+  t.is(status.transports.PreToolUse, 'http');
+  t.deepEqual(
+    status.notices.map((n) => n.code),
+    ['not-ignored'],
+    'a local file git would commit is named, and nothing else is wrong',
+  );
+});
+
+test('an older layout (hooks and the daemon token in the shared .claude/settings.json): status flags it; install moves the hooks into settings.local.json and renews the token, which the daemon then refuses', async (t) => {
+  const box = daemonSandbox(t);
+  write(box, 'README.md', 'hello\n');
+  await ckptJson(box, ['daemon', 'start']);
+  const oldToken = daemonTokenOf(box);
+  const port = daemonPortOf(box);
+  const shared = path.join(box.ws, '.claude', 'settings.json');
+  write(box, '.claude/settings.json', `${JSON.stringify(olderLayout({ model: 'opus' }, { port, token: oldToken }), null, 2)}\n`);
+  const [before] = await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']);
+  t.is(before.state, 'wired', 'Claude runs the shared file’s hooks');
+  t.deepEqual(before.notices.map((n) => n.code).sort(), ['shared-file', 'token-in-project-file']);
+  t.true(
+    before.notices.every((n) => n.text.includes('git ckpt hooks install --agent claude')),
+    'each with its fix',
+  );
+  const human = await ckpt(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']);
+  t.regex(human.stdout, /git-ckpt's hooks are in the shared .*settings\.json, which teams commit/);
+
+  const install1 = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http', '--json']);
+  t.is(install1.code, 0, install1.stderr);
+  const [result] = JSON.parse(install1.stdout);
+  t.deepEqual(readJson(shared), { model: 'opus' }, 'the shared file keeps only what was the team’s');
+  t.deepEqual(
+    result.notices.map((n) => n.code),
+    ['moved-from-shared', 'token-renewed', 'token-file', 'not-ignored'],
+  );
+  const newToken = daemonTokenOf(box);
+  t.not(newToken, oldToken, 'a token that was in a shared file is renewed');
+  t.deepEqual(readJson(path.join(box.home, '.claude', 'settings.json')).env, { GIT_CKPT_TOKEN: newToken });
+  t.is(readJson(path.join(box.ws, '.claude', 'settings.local.json')).hooks.PreToolUse[0].hooks[0].type, 'http');
+  t.is(daemonPortOf(box), port, 'the daemon restarted on its port');
+  t.is(await postAsClaude(box, port, newToken, { session_id: 'new' }), 200);
+  t.is(await postAsClaude(box, port, oldToken, { session_id: 'old' }), 401, 'the old token is refused');
+  const [after] = await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']);
+  t.false(after.notices.some((n) => ['shared-file', 'token-in-project-file', 'token-stale', 'token-missing'].includes(n.code)));
+  const again = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']);
+  t.regex(again.stdout, /already wired; nothing changed/);
+  // The user's own file, as git sees it: ignored (nothing to say), or tracked (teammates would get it).
+  const codes = async () =>
+    (await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']))[0].notices.map((n) => n.code);
+  t.deepEqual(await codes(), ['not-ignored']);
+  write(box, '.gitignore', '.claude/settings.local.json\n');
+  t.deepEqual(await codes(), []);
+  sh(box, ['add', '-f', '.claude/settings.local.json']);
+  t.deepEqual(await codes(), ['tracked']);
+});
+
+test('hooks uninstall: the older layout leaves the shared file too; a config file it left empty goes, with its folder; "removed" only for what was removed', async (t) => {
+  const box = daemonSandbox(t);
+  // An install into a project with no .claude folder, then its uninstall: nothing of it is left.
+  const first = await ckpt(box, ['hooks', 'install', '--agent', 'claude']);
+  t.is(first.code, 0, first.stderr);
+  const off = await ckpt(box, ['hooks', 'uninstall', '--agent', 'claude']);
+  t.regex(off.stdout, /^claude +removed \(it held only git-ckpt's hooks\): .*\.claude\/settings\.local\.json/);
+  t.false(existsSync(path.join(box.ws, '.claude')), 'the file it created, now empty, and its folder are gone');
+  const none = await ckpt(box, ['hooks', 'uninstall', '--agent', 'claude']);
+  t.regex(none.stdout, /^claude +not wired; nothing changed: /);
+  t.notRegex(none.stdout, /removed/);
+  // Every agent at once: "removed" on no line where nothing was.
+  const all = await ckpt(box, ['hooks', 'uninstall']);
+  t.notRegex(all.stdout, /removed/);
+
+  // The older layout, HTTP and all, with settings of the user's own beside ours in the local file.
+  await ckptJson(box, ['daemon', 'start']);
+  const token = daemonTokenOf(box);
+  const port = daemonPortOf(box);
+  write(box, '.claude/settings.json', `${JSON.stringify(olderLayout({}, { port, token }), null, 2)}\n`);
+  write(box, '.claude/settings.local.json', '{ "permissions": { "allow": ["Bash(ls)"] } }\n');
+  const removed = await ckptJson(box, ['hooks', 'uninstall', '--agent', 'claude']);
+  t.true(removed[0].changed);
+  t.false(existsSync(path.join(box.ws, '.claude', 'settings.json')), 'the shared file held only ours: it goes');
+  t.deepEqual(readJson(path.join(box.ws, '.claude', 'settings.local.json')), { permissions: { allow: ['Bash(ls)'] } });
+  t.true(
+    removed[0].notices.some((n) => n.code === 'token-renewed'),
+    'the token it held is renewed all the same',
+  );
+  t.not(daemonTokenOf(box), token);
+  const text = await ckpt(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project', '--json']);
+  t.is(JSON.parse(text.stdout)[0].state, 'not wired');
+});
+
+test("a teammate's clone: the committed .claude/settings.json carries no hook, port or token of someone else's; their own install works with their own daemon", async (t) => {
+  const a = daemonSandbox(t);
+  write(a, 'README.md', 'hello\n');
+  write(a, '.claude/settings.json', '{ "model": "opus" }\n');
+  await ckptJson(a, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']);
+  const aToken = daemonTokenOf(a);
+  const aPort = daemonPortOf(a);
+  // A commits the team's settings, as Claude Code's docs suggest for settings.json.
+  sh(a, ['add', 'README.md', '.claude/settings.json']);
+  sh(a, ['commit', '-qm', 'team settings']);
+  const committed = sh(a, ['show', 'HEAD:.claude/settings.json']).stdout;
+  t.false(committed.includes(aToken), 'no token');
+  t.false(committed.includes(String(aPort)), 'no port');
+  t.false(committed.includes('git-ckpt'), 'no hook of ours');
+  // B: another HOME and store root, a clone of A's repository.
+  const b = daemonSandbox(t);
+  rmSync(b.ws, { recursive: true });
+  sh(b, ['clone', '-q', a.ws, b.ws], { cwd: b.base });
+  const [bStatus] = await ckptJson(b, ['hooks', 'status', '--agent', 'claude', '--scope', 'project']);
+  t.is(bStatus.state, 'not wired', 'nothing of A’s runs for B');
+  t.deepEqual(bStatus.notices, []);
+  await ckptJson(b, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']);
+  const bToken = daemonTokenOf(b);
+  const bPort = daemonPortOf(b);
+  t.not(bToken, aToken);
+  t.is(
+    readJson(path.join(b.ws, '.claude', 'settings.local.json')).hooks.PreToolUse[0].hooks[0].url,
+    `http://127.0.0.1:${bPort}/hook/claude/pre`,
+  );
+  t.is(readJson(path.join(b.home, '.claude', 'settings.json')).env.GIT_CKPT_TOKEN, bToken);
+  t.is(sh(b, ['status', '--porcelain', '--', '.claude/settings.json']).stdout, '', 'B’s install leaves the team’s file as committed');
+  await firstSnapshotTaken(b);
+  write(b, 'b.txt', 'b\n');
+  t.is(await postAsClaude(b, bPort, bToken, { session_id: 'b-s', tool_input: { file_path: 'b.txt' } }), 200);
+  await flushDaemon(b.store);
+  t.true(ledgerLines(b).some((r) => r.session === 'b-s'));
+});
+
+test("the user's own Claude settings: CLAUDE_CONFIG_DIR is where they are; a user-scope uninstall keeps the token while a project's HTTP hooks read it, a project uninstall takes it when none does", async (t) => {
+  const box = daemonSandbox(t);
+  write(box, 'README.md', 'hello\n');
+  const configDir = path.join(box.base, 'claude-config');
+  const env = { CLAUDE_CONFIG_DIR: configDir };
+  const userFile = path.join(configDir, 'settings.json');
+  const [user] = await ckptJson(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'user', '--transport', 'http'], { env });
+  t.is(user.file, userFile);
+  t.false(existsSync(path.join(box.home, '.claude', 'settings.json')));
+  const token = daemonTokenOf(box);
+  t.is(readJson(userFile).env.GIT_CKPT_TOKEN, token);
+  await ckptJson(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http'], { env });
+  const [offUser] = await ckptJson(box, ['hooks', 'uninstall', '--agent', 'claude', '--scope', 'user'], { env });
+  t.true(offUser.changed);
+  t.deepEqual(readJson(userFile), { env: { GIT_CKPT_TOKEN: token } }, "the project's HTTP hooks still read it");
+  t.true(offUser.notices.some((n) => n.code === 'token-kept'));
+  const [status] = await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project'], { env });
+  t.false(status.notices.some((n) => n.code === 'token-missing' || n.code === 'token-stale'));
+  // A token the daemon no longer has is flagged, and a new install writes the current one.
+  writeFileSync(userFile, `${JSON.stringify({ env: { GIT_CKPT_TOKEN: 'f'.repeat(48) } })}\n`);
+  const [stale] = await ckptJson(box, ['hooks', 'status', '--agent', 'claude', '--scope', 'project'], { env });
+  t.true(stale.notices.some((n) => n.code === 'token-stale'));
+  await ckptJson(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http'], { env });
+  t.is(readJson(userFile).env.GIT_CKPT_TOKEN, token);
+  const [offProject] = await ckptJson(box, ['hooks', 'uninstall', '--agent', 'claude'], { env });
+  t.true(offProject.notices.some((n) => n.code === 'token-removed'));
+  t.false(existsSync(userFile), 'the settings file held only the token: it goes');
+});
+
+test("a push withholds a checkpoint that holds git-ckpt's own daemon token, by its exact value, in a text or a binary file", async (t) => {
+  const box = sandbox();
+  const remote = path.join(box.base, 'remote.git');
+  spawnSync('git', ['init', '-q', '--bare', remote], { env: box.env });
+  const token = 'a1'.repeat(24);
+  mkdirSync(path.join(box.store, 'daemon'), { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(box.store, 'daemon', 'token'), token, { mode: 0o600 });
+  write(box, 'app.txt', 'one\n');
+  await ckptJson(box, ['snapshot']);
+  write(box, 'app.txt', 'two\n');
+  await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 's', '--turn', '1', '--step', '1']);
+  // An older git-ckpt's project settings, captured as any file is.
+  write(box, '.claude/settings.json', `{\n  "env": {\n    "GIT_CKPT_TOKEN": "${token}"\n  }\n}\n`);
+  await ckptJson(box, ['snapshot', '--kind', 'post', '--session', 's', '--turn', '2', '--step', '1']);
+  await ckptJson(box, ['share', 'init', '--remote', remote]);
+  const [plan] = (await ckptJson(box, ['push', '--dry-run'])).sessions;
+  t.like(plan.withheld, { path: '.claude/settings.json', line: 3, count: 1, rule: "git-ckpt's daemon token" });
+  t.is(plan.fresh, 1, 'the turn before it goes');
+  // In a binary file (a NUL early on) too.
+  const bin = sandbox();
+  mkdirSync(path.join(bin.store, 'daemon'), { recursive: true });
+  writeFileSync(path.join(bin.store, 'daemon', 'token'), token);
+  writeFileSync(path.join(bin.ws, 'cache.bin'), Buffer.concat([Buffer.from([0, 1, 2, 0]), Buffer.from(`x${token}y`)]));
+  await ckptJson(bin, ['snapshot', '--kind', 'post', '--session', 's', '--turn', '1', '--step', '1']);
+  const binRemote = path.join(bin.base, 'remote.git');
+  spawnSync('git', ['init', '-q', '--bare', binRemote], { env: bin.env });
+  await ckptJson(bin, ['share', 'init', '--remote', binRemote]);
+  const pushed = await ckpt(bin, ['push']);
+  t.regex(pushed.stdout, /withheld: 1 checkpoint\(s\) from [0-9a-f]{8} on: cache\.bin line 1 looks like a git-ckpt's daemon token/);
+  t.is(spawnSync('git', ['--git-dir', binRemote, 'rev-list', '--all', '--objects'], { encoding: 'utf8' }).stdout, '');
+});
+
+test("a user's Claude settings that do not parse: a command install of a project leaves them alone; an HTTP install, which must put the token there, is refused and writes nothing", async (t) => {
+  const box = daemonSandbox(t);
+  write(box, 'README.md', 'hello\n');
+  const userFile = path.join(box.home, '.claude', 'settings.json');
+  mkdirSync(path.dirname(userFile), { recursive: true });
+  writeFileSync(userFile, '{ "env": { broken');
+  const command = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'command']);
+  t.is(command.code, 0, command.stderr);
+  t.is(readFileSync(userFile, 'utf8'), '{ "env": { broken');
+  const uninstalled = await ckpt(box, ['hooks', 'uninstall', '--agent', 'claude']);
+  t.is(uninstalled.code, 0, uninstalled.stderr);
+  const before = treeState(box.ws);
+  const refused = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--transport', 'http']);
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /^git-ckpt: cannot parse .*\.claude\/settings\.json .*left untouched\n$/);
+  t.is(treeState(box.ws), before, 'no project file written');
+  t.is(readFileSync(userFile, 'utf8'), '{ "env": { broken');
+});
+
+test('hooks status shows the agents wired or used here, not every agent twice; --agent all lists them all', async (t) => {
+  const box = sandbox();
+  const none = await ckpt(box, ['hooks', 'status']);
+  t.is(none.code, 0);
+  t.regex(none.stdout, /^no agent is wired here: git ckpt hooks install --agent <claude\|codex\|/);
+  t.is(none.stdout.trim().split('\n').length, 1);
+  t.is((await ckpt(box, ['hooks', 'install', '--agent', 'codex'])).code, 0);
+  mkdirSync(path.join(box.ws, '.claude'), { recursive: true }); // Claude Code is used here, not wired
+  const some = (await ckpt(box, ['hooks', 'status'])).stdout;
+  t.regex(some, /^codex +project +wired/m);
+  t.regex(some, /^claude +project +not wired/m);
+  t.notRegex(some, /^(gemini|cursor|copilot|qwen|droid|opencode|kilo|pi|cline) /m);
+  t.regex(some, /\(20 more not wired, and no config folder of theirs here: --agent all lists them\)/);
+  const everything = (await ckpt(box, ['hooks', 'status', '--agent', 'all'])).stdout;
+  t.is(everything.split('\n').filter((line) => /^[a-z]+ +(project|user) /.test(line)).length, 22);
 });

@@ -1,7 +1,8 @@
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ckpt, ckptJson, holdLock, sandbox, storeDir, write } from './helpers.mjs';
+import { CLI, ckpt, ckptJson, holdLock, hookEvent, restoreWithOwnGuard, sandbox, storeDir, testIf, write } from './helpers.mjs';
 
 async function history() {
   const box = sandbox();
@@ -32,32 +33,209 @@ async function history() {
   return { box, ids };
 }
 
-test('log: newest first, short ids, attribution, stats, paths, and "N older" when -n cuts', async (t) => {
+test('log: newest first, a header per session and turn, rows without them, stats, paths, and "N older" when -n cuts', async (t) => {
   const { box, ids } = await history();
   const r = await ckpt(box, ['log', '-n', '2']);
   t.is(r.code, 0);
-  const all = r.stdout.trim().split('\n');
-  // Session checkpoints are grouped under a header per session and turn.
-  t.deepEqual(
-    all.filter((l) => l.startsWith('──')),
-    ['── session odd · turn 5 (before it: turn:5@odd) ──', '── session even · turn 4 (before it: turn:4@even) ──'],
+  t.is(
+    r.stdout.replace(/(just now|\d+ seconds? ago) */g, 'AGE  '),
+    [
+      '── session odd ──',
+      'turn 5 (before it: turn:5@odd)',
+      `  ${ids[4].slice(0, 8)}  AGE  #1 Edit  +1 ~1 -0  a.txt, new5.txt`,
+      '── session even ──',
+      'turn 4 (before it: turn:4@even)',
+      `  ${ids[3].slice(0, 8)}  AGE  #1 Edit  +1 ~1 -0  a.txt, new4.txt`,
+      '3 older checkpoints',
+      '',
+    ].join('\n'),
   );
-  const lines = all.filter((l) => !l.startsWith('──'));
-  t.is(lines.length, 3);
-  t.true(lines[0].startsWith(ids[4].slice(0, 8)));
-  t.regex(lines[0], /just now/);
-  t.regex(lines[0], /s:odd t5 #1 Edit post/);
-  t.regex(lines[0], /\+1 ~1 -0/);
-  t.regex(lines[0], /a\.txt, new5\.txt/);
-  t.true(lines[1].startsWith(ids[3].slice(0, 8)));
-  t.is(lines[2], '3 older checkpoints');
   t.notRegex(r.stdout, /\x1b\[/, 'no colour when not a TTY');
+  // --oneline stays one line per checkpoint that says whose it is, for scripts and grep.
   const oneline = await ckpt(box, ['log', '--oneline']);
   t.is(oneline.stdout.trim().split('\n').length, 5);
+  t.regex(oneline.stdout, new RegExp(`^${ids[4].slice(0, 8)} s:odd t5 #1 Edit post \\+1 ~1 -0 a\\.txt, new5\\.txt$`, 'm'));
   const stat = await ckpt(box, ['log', '-n', '1', '--stat']);
   t.regex(stat.stdout, /^ {4}A new5\.txt$/m);
   t.regex(stat.stdout, /^ {4}M a\.txt$/m);
 });
+
+/** A Claude session of two turns through the real hook: an Edit and a long shell command, then a Bash that fails. */
+async function agentSession(box) {
+  write(box, 'README.md', '# my project\n');
+  await ckptJson(box, ['snapshot', '-m', 'initial snapshot']);
+  const base = { session_id: '8e0f2c4a-demo-session', cwd: box.ws, transcript_path: path.join(box.base, 't.jsonl') };
+  const call = async (prompt, id, tool, input, change, failed = false) => {
+    await hookEvent(box, 'claude', 'pre', {
+      ...base,
+      prompt_id: prompt,
+      hook_event_name: 'PreToolUse',
+      tool_name: tool,
+      tool_input: input,
+      tool_use_id: id,
+    });
+    change();
+    await hookEvent(box, 'claude', 'post', {
+      ...base,
+      prompt_id: prompt,
+      hook_event_name: failed ? 'PostToolUseFailure' : 'PostToolUse',
+      tool_name: tool,
+      tool_input: input,
+      tool_use_id: id,
+      ...(failed ? { error: 'exit code 1' } : {}),
+    });
+  };
+  await hookEvent(box, 'claude', 'turn-start', {
+    ...base,
+    prompt_id: 'p1',
+    hook_event_name: 'UserPromptSubmit',
+    prompt: 'make the greeting friendlier',
+  });
+  await call('p1', 'toolu_1', 'Edit', { file_path: path.join(box.ws, 'greet.js') }, () => write(box, 'greet.js', 'hi there\n'));
+  // Long enough for any terminal line, short enough to be recorded whole (a hook keeps the first 200 characters).
+  const long = `sed -i.bak s/my/our/ README.md && rm README.md.bak && ${'echo padding && '.repeat(6)}true`;
+  await call('p1', 'toolu_2', 'Bash', { command: long }, () => write(box, 'README.md', '# our project\n'));
+  await hookEvent(box, 'claude', 'turn-end', { ...base, prompt_id: 'p1', hook_event_name: 'Stop' });
+  await hookEvent(box, 'claude', 'turn-start', { ...base, prompt_id: 'p2', hook_event_name: 'UserPromptSubmit', prompt: 'run the tests' });
+  await call('p2', 'toolu_3', 'Bash', { command: 'npm test' }, () => write(box, 'out.log', 'fail\n'), true);
+  await hookEvent(box, 'claude', 'turn-end', { ...base, prompt_id: 'p2', hook_event_name: 'Stop' });
+  return { long };
+}
+
+test('log of an agent session: the session and each turn once, as headings; rows repeat neither them nor the agent, the phase or the tool', async (t) => {
+  const box = sandbox();
+  const { long } = await agentSession(box);
+  const log = await ckpt(box, ['log']);
+  t.is(log.code, 0, log.stderr);
+  const lines = log.stdout.trimEnd().split('\n');
+  t.is(lines.filter((l) => l === '── session 8e0f2c4a-demo… (claude) ──').length, 1, log.stdout);
+  t.is(lines.filter((l) => l.startsWith('── session')).length, 1);
+  t.is(lines.filter((l) => l === 'turn 2 “run the tests” (before it: turn:2@8e0f2c4a-demo)').length, 1, log.stdout);
+  t.is(lines.filter((l) => l === 'turn 1 “make the greeting friendlier” (before it: turn:1@8e0f2c4a-demo)').length, 1);
+  const rows = lines.filter((l) => /^ {2}[0-9a-f]{8} /.test(l));
+  t.true(rows.length >= 3, log.stdout);
+  for (const row of rows) {
+    t.notRegex(
+      row,
+      /s:8e0f|\bt[12]\b|claude|\bpost\b|\bpre\b|Bash:|Edit:/,
+      `a row says its session, turn, agent, phase or tool twice: ${row}`,
+    );
+  }
+  // `#2 Bash`, the stats, the path, then the command itself, whole into a pipe.
+  t.true(
+    rows.some((row) =>
+      new RegExp(
+        `^ {2}[0-9a-f]{8} {2}(?:just now|\\d+ seconds? ago) +#2 Bash +\\+0 ~1 -0 {2}README\\.md {2}${long.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
+      ).test(row),
+    ),
+    log.stdout,
+  );
+  t.true(
+    rows.some((row) => /#1 Bash ✗ failed +\+1 ~0 -0 {2}out\.log {2}npm test · exit code 1$/.test(row)),
+    log.stdout,
+  );
+  t.true(
+    rows.some((row) => /#1 Edit +\+1 ~0 -0 {2}greet\.js {2}.*greet\.js$/.test(row)),
+    log.stdout,
+  );
+  // --session keeps the shape.
+  const only = await ckpt(box, ['log', '--session', '8e0f']);
+  t.is(only.stdout.split('\n').filter((l) => l.startsWith('── session')).length, 1);
+  t.notRegex(only.stdout, /outside any agent session/);
+});
+
+test('log folds an operation and its guard into one row: restore to X · guard G, undo of R; --json keeps every record', async (t) => {
+  const box = sandbox();
+  const { first, restore } = await restoreWithOwnGuard(box);
+  t.truthy(restore.guard);
+  const records = await ckptJson(box, ['log']);
+  t.deepEqual(
+    records.map((r) => r.kind),
+    ['restore', 'guard', 'manual', 'manual'],
+    '--json lists both records',
+  );
+  const log = await ckpt(box, ['log']);
+  const rows = log.stdout.trimEnd().split('\n');
+  t.is(rows.length, 3, log.stdout);
+  t.regex(
+    rows[0],
+    new RegExp(
+      `^${restore.record.slice(0, 8)} {2}(?:just now|\\d+ seconds? ago) +restore to ${first.id.slice(0, 8)} · guard ${restore.guard.slice(0, 8)} \\(\\+0 ~1 -0\\) {2}\\+0 ~1 -0 {2}a\\.txt$`,
+    ),
+  );
+  t.false(
+    rows.some((row) => row.startsWith(restore.guard.slice(0, 8))),
+    'the guard has no row of its own',
+  );
+  // -n counts rows: the restore with its guard is one, and the older count leaves both out.
+  const one = await ckpt(box, ['log', '-n', '1']);
+  t.deepEqual(one.stdout.trimEnd().split('\n').slice(1), ['2 older checkpoints']);
+  // An undo's guard is the record it undoes: said once.
+  const undo = await ckptJson(box, ['undo']);
+  const after = await ckpt(box, ['log', '-n', '1']);
+  t.regex(
+    after.stdout,
+    new RegExp(
+      `^${undo.record.slice(0, 8)} {2}(?:just now|\\d+ seconds? ago) +undo of ${restore.record.slice(0, 8)} +\\+0 ~1 -0 {2}a\\.txt\\n`,
+    ),
+  );
+  t.notRegex(after.stdout, /guard/);
+});
+
+const hasScript = spawnSync('script', ['-qec', 'true', '/dev/null']).status === 0;
+const onTerminal = testIf(test, hasScript, 'util-linux `script` (a pseudo-terminal) is not installed');
+
+/** git ckpt log on a pseudo-terminal `columns` wide (util-linux `script`: stdout is a TTY there). */
+function logOnTerminal(box, columns, env = {}, args = []) {
+  // COLUMNS is set on the command itself: the shell `script` starts resets it after stty (bash's checkwinsize).
+  const assigned = env.COLUMNS ? `COLUMNS=${env.COLUMNS} ` : '';
+  const line = `stty cols ${columns} rows 50; ${assigned}'${process.execPath}' '${CLI}' log ${args.join(' ')}`;
+  const r = spawnSync('script', ['-qec', line, '/dev/null'], { cwd: box.ws, env: { ...box.env, TERM: 'xterm', ...env }, encoding: 'utf8' });
+  return { ...r, lines: r.stdout.split(/\r?\n/).filter(Boolean) };
+}
+
+const plain = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z=>]/g, '').replace(/\x1b[=>]/g, '');
+
+onTerminal(
+  'log fits the terminal: each line cut to its width with …, colours kept; COLUMNS wins there; through the pager too; never into a pipe',
+  async (t) => {
+    const box = sandbox();
+    const { long } = await agentSession(box);
+    const widest = (lines) => Math.max(...lines.map((l) => [...plain(l)].length));
+    // A terminal 60 columns wide, no pager: no line wider, the long ones end with …
+    const narrow = logOnTerminal(box, 60, { GIT_PAGER: 'cat', NO_COLOR: '1' });
+    t.is(narrow.status, 0, narrow.stdout);
+    t.true(widest(narrow.lines) <= 60, narrow.stdout);
+    t.is(widest(narrow.lines), 60, 'a cut line fills the width');
+    t.true(
+      narrow.lines.some((l) => /^ {2}[0-9a-f]{8} .*#2 Bash .*…$/.test(l) && [...l].length === 60),
+      narrow.stdout,
+    );
+    t.true(narrow.lines.some((l) => l.startsWith('── session 8e0f2c4a-demo… (claude) ──')));
+    // Colour on: the codes take no column, and the colour ends after the cut.
+    const colored = logOnTerminal(box, 50, { GIT_PAGER: 'cat' }, ['--color=always']);
+    t.regex(colored.stdout, /\x1b\[/);
+    t.true(widest(colored.lines) <= 50, colored.stdout);
+    t.true(
+      colored.lines.some((l) => l.endsWith('…\x1b[0m')),
+      colored.stdout,
+    );
+    // COLUMNS, as git reads it, wins over the terminal's own width.
+    const columns = logOnTerminal(box, 120, { GIT_PAGER: 'cat', NO_COLOR: '1', COLUMNS: '40' });
+    t.true(widest(columns.lines) <= 40, columns.stdout);
+    // Through a pager our stdout is a pipe, but the lines end on the same terminal: cut to it too.
+    const paged = logOnTerminal(box, 70, { GIT_PAGER: 'cat -u', NO_COLOR: '1' });
+    t.true(widest(paged.lines) <= 70, paged.stdout);
+    t.true(paged.lines.some((l) => l.endsWith('…')));
+    // Into a pipe nothing is cut, whatever COLUMNS says (as git): grep sees whole lines.
+    const piped = await ckpt(box, ['log'], { env: { ...box.env, COLUMNS: '40' } });
+    t.true(
+      piped.stdout.split('\n').some((l) => l.endsWith(long)),
+      piped.stdout,
+    );
+    t.false(piped.stdout.includes('…\n'));
+  },
+);
 
 test('log --json: records with the documented fields; --session filters', async (t) => {
   const { box, ids } = await history();
@@ -141,10 +319,24 @@ test('status: workspace, store, counts, sessions, disk use, latest and whether t
   t.is(clean.latest, ids[4]);
   t.false(clean.dirty);
   write(box, 'a.txt', 'changed\n');
-  t.true((await ckptJson(box, ['status'])).dirty);
+  rmSync(path.join(box.ws, 'new5.txt'));
+  write(box, 'added.txt', 'new\n');
+  const dirty = await ckptJson(box, ['status']);
+  t.true(dirty.dirty);
+  t.is(dirty.changedCount, 3);
+  t.deepEqual(dirty.changed, [
+    { path: 'a.txt', status: 'M' },
+    { path: 'added.txt', status: 'A' },
+    { path: 'new5.txt', status: 'D' },
+  ]);
   const human = await ckpt(box, ['status']);
   t.regex(human.stdout, /checkpoints: 5 in 2 sessions/);
-  t.regex(human.stdout, /^dirty: +changed since the latest checkpoint$/m);
+  t.regex(human.stdout, /^dirty: +3 paths changed since the latest checkpoint:\n +M a\.txt\n +A added\.txt\n +D new5\.txt$/m);
+  for (let i = 0; i < 12; i++) write(box, `many/f${i}.txt`, `${i}\n`);
+  t.regex(
+    (await ckpt(box, ['status'])).stdout,
+    /^dirty: +15 paths changed since the latest checkpoint \(git ckpt diff --stat lists them\)$/m,
+  );
   t.is(human.stdout.match(/^workspace:/gm).length, 1, 'one line is labelled workspace: (the path)');
   const empty = sandbox();
   const none = await ckptJson(empty, ['status']);
@@ -191,4 +383,31 @@ test('status reads the ledger under the lock it captures with: a checkpoint made
   writeFileSync(ledger, full);
   release();
   t.like(await status, { latest: newest.id, dirty: false });
+});
+
+test('binary content: show and diff print one line with both sizes, as git does, and the whole binary patch with --binary', async (t) => {
+  const box = sandbox();
+  write(box, 'notes.txt', 'text\n');
+  await ckptJson(box, ['snapshot']);
+  const png = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n\0\0', 'latin1'), Buffer.alloc(30_000 - 10, 7)]);
+  writeFileSync(path.join(box.ws, 'logo.png'), png);
+  await ckptJson(box, ['snapshot']);
+  const shown = await ckpt(box, ['show', 'latest']);
+  t.is(shown.code, 0, shown.stderr);
+  t.regex(shown.stdout, /^Binary files \/dev\/null and b\/logo\.png differ \(0 -> 30000 bytes\)$/m);
+  t.regex(shown.stdout, /logo\.png \| Bin 0 -> 30000 bytes/, 'the stat counts bytes too');
+  t.false(shown.stdout.includes('GIT binary patch'));
+  t.true(shown.stdout.split('\n').length < 20, `a few lines, not a base85 dump: ${shown.stdout.split('\n').length}`);
+  const patch = await ckpt(box, ['show', 'latest', '--binary']);
+  t.regex(patch.stdout, /GIT binary patch\nliteral 30000/);
+
+  writeFileSync(path.join(box.ws, 'logo.png'), png.subarray(0, 1234));
+  const live = await ckpt(box, ['diff']);
+  t.regex(live.stdout, /^Binary files a\/logo\.png and b\/logo\.png differ \(30000 -> 1234 bytes\)$/m, live.stdout);
+  rmSync(path.join(box.ws, 'logo.png'));
+  const gone = await ckpt(box, ['diff', '--', 'logo.png']);
+  t.regex(gone.stdout, /^Binary files a\/logo\.png and \/dev\/null differ \(30000 -> 0 bytes\)$/m, gone.stdout);
+  t.regex((await ckpt(box, ['diff', '--binary'])).stdout, /GIT binary patch/);
+  const json = await ckptJson(box, ['show', 'latest']);
+  t.regex(json.diff, /differ \(0 -> 30000 bytes\)/, '--json carries the same diff');
 });

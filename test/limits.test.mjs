@@ -1,8 +1,8 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write, entryExists } from './helpers.mjs';
+import { CLI, ROOT, ckpt, ckptJson, lsTree, sandbox, sh, storeDir, write, entryExists } from './helpers.mjs';
 
 test('files over maxFileBytes are not stored, and the skip is reported and recorded', async (t) => {
   const box = sandbox();
@@ -26,16 +26,51 @@ test('files over maxFileBytes are not stored, and the skip is reported and recor
   t.regex(text.stderr, /git-ckpt: not captured: big\.bin: too large/);
 });
 
-test("the store's own config overrides the global one", async (t) => {
+/** A workspace whose store says ckpt.maxFileBytes=8k over a global 1k, and mid.bin (2 KiB) not captured yet. */
+async function storeOverGlobal() {
   const box = sandbox();
   sh(box, ['config', '--global', 'ckpt.maxFileBytes', '1k']);
   write(box, 'a.txt', 'a');
   await ckptJson(box, ['snapshot']);
   sh(box, ['config', '--file', path.join(storeDir(box), 'config'), 'ckpt.maxFileBytes', '8k']);
   write(box, 'mid.bin', 'm'.repeat(2048));
+  return box;
+}
+
+test("the store's own config overrides the global one", async (t) => {
+  const box = await storeOverGlobal();
   const r = await ckptJson(box, ['snapshot']);
   t.true(lsTree(box, r.id).has('mid.bin'));
 });
+
+test("a setting given as `git -c` holds for that one command, over the store and global config, in both of git's spellings", async (t) => {
+  const box = await storeOverGlobal();
+  // `git -c ckpt.maxFileBytes=1k ckpt snapshot`, as git hands it over: GIT_CONFIG_PARAMETERS.
+  const viaDashC = spawnSync('git', ['-c', 'ckpt.maxFileBytes=1k', 'ckpt', 'snapshot', '--json'], {
+    cwd: box.ws,
+    env: { ...box.env, PATH: `${gitCkptBin(box)}${path.delimiter}${box.env.PATH ?? process.env.PATH}` },
+    encoding: 'utf8',
+  });
+  t.is(viaDashC.status, 0, viaDashC.stderr);
+  t.deepEqual(JSON.parse(viaDashC.stdout).skipped, [{ path: 'mid.bin', reason: 'too-large', size: 2048 }]);
+  // The next command without it: the store's 8k holds again (the settings cache is not fooled).
+  write(box, 'b.txt', 'b');
+  t.true(lsTree(box, (await ckptJson(box, ['snapshot'])).id).has('mid.bin'));
+  // `git --config-env` and scripts: GIT_CONFIG_COUNT with KEY_n and VALUE_n.
+  write(box, 'big.bin', 'b'.repeat(3000));
+  const counted = await ckptJson(box, ['snapshot'], {
+    env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'ckpt.maxFileBytes', GIT_CONFIG_VALUE_0: '2k' },
+  });
+  t.deepEqual(counted.skipped, [{ path: 'big.bin', reason: 'too-large', size: 3000 }]);
+});
+
+/** A folder with `git-ckpt` in it, for git to find as `git ckpt`. */
+function gitCkptBin(box) {
+  const bin = path.join(box.base, 'bin');
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(CLI, path.join(bin, 'git-ckpt'));
+  return bin;
+}
 
 test('secret-named files are never stored', async (t) => {
   const box = sandbox();
@@ -102,6 +137,9 @@ test('a directory that appears between snapshots with more than maxNewFiles file
 
 test('the time budget stops a snapshot cleanly, keeps its progress, and a large workspace converges', async (t) => {
   const box = sandbox();
+  // The first snapshot has no budget (it is init's, below): these files come after it.
+  write(box, 'seed.txt', 'seed\n');
+  await ckptJson(box, ['snapshot']);
   const chunk = 'z'.repeat(20_000);
   for (let i = 0; i < 4000; i++) write(box, `d${i % 40}/f${i}.txt`, `${i}${chunk}${i}\n`);
   sh(box, ['config', '--global', 'ckpt.timeBudget', '250ms']);
@@ -135,11 +173,13 @@ test('the time budget stops a snapshot cleanly, keeps its progress, and a large 
   t.truthy(result, 'converged');
   // 80 MB in 4000 files takes well over 250 ms to hash on any machine this runs on; the log above has the times.
   t.true(failures > 0, 'the budget was hit at least once');
-  t.is(lsTree(box, result.id).size, 4000);
+  t.is(lsTree(box, result.id).size, 4001);
 });
 
 test('a budget smaller than the scan alone: every run still hashes a batch, so repeated runs converge', async (t) => {
   const box = sandbox();
+  write(box, 'seed.txt', 'seed\n');
+  await ckptJson(box, ['snapshot']);
   for (let i = 0; i < 1500; i++) write(box, `d${i % 15}/f${i}.txt`, `${i}\n`);
   sh(box, ['config', '--global', 'ckpt.timeBudget', '1ms']);
   const progress = [];
@@ -157,7 +197,21 @@ test('a budget smaller than the scan alone: every run still hashes a batch, so r
   t.true(progress.length > 0, 'the 1 ms budget stopped runs');
   for (const [hashed] of progress) t.true(hashed > 0, 'every stopped run hashed something');
   for (let i = 1; i < progress.length; i++) t.true(progress[i][1] < progress[i - 1][1], 'less is left after every run');
-  t.is(lsTree(box, result.id).size, 1500);
+  t.is(lsTree(box, result.id).size, 1501);
+});
+
+test("the first snapshot is init's whatever command takes it: no time budget, so a large tree finishes in one run", async (t) => {
+  const box = sandbox();
+  for (let i = 0; i < 3000; i++) write(box, `d${i % 30}/f${i}.txt`, `${i}\n`);
+  sh(box, ['config', '--global', 'ckpt.timeBudget', '1ms']);
+  const r = await ckpt(box, ['snapshot', '--json']);
+  t.is(r.code, 0, r.stderr);
+  t.is(lsTree(box, JSON.parse(r.stdout).id).size, 3000);
+  // The next one has its budget again.
+  for (let i = 0; i < 3000; i++) write(box, `e${i % 30}/f${i}.txt`, `${i}\n`);
+  const next = await ckpt(box, ['snapshot', '--json']);
+  t.is(next.code, 1, 'a later snapshot is held to ckpt.timeBudget');
+  t.is(JSON.parse(next.stderr).error.code, 'budget');
 });
 
 test('init takes the first snapshot with no time budget; into a pipe it shows no progress, as git does', async (t) => {

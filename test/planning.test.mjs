@@ -327,3 +327,18 @@ test('three-way revert: conflict ranges are the present file’s lines, stages p
     undefined,
   );
 });
+
+test('a rule is named with the article it is said with: an AWS access key, an npm token, a GitHub token, a Slack token', async (t) => {
+  const { withArticle } = await import(libPath('text'));
+  for (const [phrase, said] of [
+    ['AWS access key', 'an AWS access key'],
+    ['npm token', 'an npm token'],
+    ['SSH private key', 'an SSH private key'],
+    ['OpenAI API key', 'an OpenAI API key'],
+    ['GitHub token', 'a GitHub token'],
+    ['Slack token', 'a Slack token'],
+    ['PEM private key', 'a PEM private key'],
+    ["git-ckpt's daemon token", "a git-ckpt's daemon token"],
+  ])
+    t.is(withArticle(phrase), said);
+});

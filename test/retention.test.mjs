@@ -395,6 +395,9 @@ test('stores lists every store with size and last use, flags missing workspaces,
   t.true(list.every((s) => s.bytes > 0 && s.lastUsed > 0 && s.checkpoints === 1));
   const human = await ckpt(box, ['stores']);
   t.regex(human.stdout, /\(workspace missing\)/);
+  // A header names the columns (newcomer report: "stores has no column header").
+  t.regex(human.stdout, /^ +size {2}last used +checkpoints {2}workspace\n/);
+  t.regex(human.stdout, new RegExp(`\\n +[\\d.]+ \\w*B {2}.+ {10}1 {2}${box.ws.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
   const dry = await ckptJson(box, ['stores', '--prune-missing', '--dry-run']);
   t.is(dry.removed.length, 1);
   t.is(readdirSync(box.store).length, 2, 'the dry run removed nothing');

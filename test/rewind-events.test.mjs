@@ -40,7 +40,12 @@ test('Claude: the first tool call after a rewind says what the turns left behind
   );
   const log = await ckpt(box, ['log']);
   t.regex(log.stdout, /turn 2~1 \(left by a rewind\) “turn 2” \(before it: turn:2~1@cs1\)/);
-  t.regex(log.stdout, /s:cs1 t2 turn .* claude: conversation rewound to before turn 2/);
+  // The turn's header says the session and the turn; its row says what happened, without the agent's name again.
+  t.regex(
+    log.stdout,
+    /^turn 2 “turn 4” \(before it: turn:2@cs1\)\n(?: {2}.*\n)* {2}[0-9a-f]{8} .* {2}conversation rewound to before turn 2$/m,
+  );
+  t.notRegex(log.stdout, /claude: conversation/);
   // Turn 4 is turn 2 now: `log --turn 2` shows it, not the turn left behind.
   const turn2 = await ckptJson(box, ['log', '--turn', '2']);
   t.true(turn2.length > 0 && turn2.every((r) => r.turn === 4 && r.turnLabel === '2'));
@@ -95,7 +100,7 @@ test('Claude, followRewind=auto: after a rewind that kept the code nothing is re
   });
   t.is(
     JSON.parse(pre.stdout).systemMessage,
-    "git-ckpt: conversation rewound to before turn 2: restored 2 files of turns 2–3, which Claude Code's rewind did not put back: shell2.txt, shell3.txt; git ckpt undo brings them back",
+    "git-ckpt: conversation rewound to before turn 2: restored 2 files of turns 2–3, which Claude Code's rewind did not put back: shell2.txt, shell3.txt; git ckpt undo brings turns 2–3's files back",
   );
   t.false(existsSync(path.join(box.ws, 'shell2.txt')));
   t.true(existsSync(path.join(box.ws, 'four.txt')), "the new turn's own change stays");
@@ -106,6 +111,10 @@ test('Claude, followRewind=auto: after a rewind that kept the code nothing is re
   const undo = await ckpt(box, ['undo']);
   t.is(undo.code, 0, undo.stderr);
   t.is(readFileSync(path.join(box.ws, 'shell2.txt'), 'utf8'), 'shell2\n');
+  // Turns 2–3 back whole: what Claude's own rewind put back (two.txt) too; the new turn's file stays.
+  t.is(readFileSync(path.join(box.ws, 'two.txt'), 'utf8'), 'two\n');
+  t.is(readFileSync(path.join(box.ws, 'shell3.txt'), 'utf8'), 'shell3\n');
+  t.true(existsSync(path.join(box.ws, 'four.txt')));
   // The user acted: status no longer tells the rewind.
   t.deepEqual((await ckptJson(box, ['status'])).rewinds, []);
 });
@@ -174,26 +183,31 @@ test('resume: before turn N of a session, the files back and the agent’s comma
   t.regex(dry.stdout, /dry run, nothing was changed/);
   t.regex(
     dry.stdout,
-    /then open the conversation with: claude --resume cs1\n {2}and inside it: press Esc twice, pick prompt 2 “turn 4” and choose “Restore conversation”/,
+    /then open the conversation with: claude --resume=cs1\n {2}and inside it: press Esc twice, pick prompt 2 “turn 4” and choose “Restore conversation”/,
   );
   // Claude's print mode goes on from the exact line before that prompt: the message turn 1 ended with.
-  t.regex(dry.stdout, /claude -p --resume cs1 --fork-session --resume-session-at a\d+ <your next prompt>/);
+  t.regex(dry.stdout, /claude -p --resume=cs1 --fork-session --resume-session-at=a\d+ <your next prompt>/);
   t.deepEqual(files(), was);
   // Turn 2 of the branch the rewind left: the agents reopen only the current branch, and say so.
   const left = await ckpt(box, ['resume', 'turn:2~1', '--dry-run']);
   t.regex(left.stdout, /prompt 2 is on a branch a rewind left behind, which the agent does not reopen/);
   t.notRegex(left.stdout, /--resume-session-at/);
   const json = await ckptJson(box, ['resume', 'turn:2~1', '--dry-run']);
-  t.like(json, { agent: 'claude', session: 'cs1', turn: 2, title: 'turn 2', commandLine: 'claude --resume cs1' });
+  t.like(json, { agent: 'claude', session: 'cs1', turn: 2, title: 'turn 2', commandLine: 'claude --resume=cs1' });
   t.true(json.restore.dryRun);
   // Claude's own prompt id of that turn goes to the same place.
   const byPrompt = await ckptJson(box, ['resume', 'prompt:p2', '--session', 'cs', '--dry-run']);
   t.deepEqual({ ...byPrompt, restore: null }, { ...json, restore: null });
   t.deepEqual(byPrompt.restore.files, json.restore.files);
-  // Not on a terminal: the files are restored and the command printed, never started.
-  const done = await ckpt(box, ['resume', 'turn:2~1']);
+  // Not on a terminal: the files are restored and the command printed, never started. As restore does,
+  // resume deletes the files that turn did not have only when asked.
+  const kept = await ckpt(box, ['resume', 'turn:2~1']);
+  t.is(kept.code, 0, kept.stderr);
+  t.regex(kept.stdout, /leftovers: 4 \(not in the checkpoint, left alone; --delete-new removes captured ones\)/);
+  t.deepEqual(files(), was, 'nothing deleted without --delete-new');
+  const done = await ckpt(box, ['resume', 'turn:2~1', '--delete-new']);
   t.is(done.code, 0, done.stderr);
-  t.regex(done.stdout, /now open the conversation with: claude --resume cs1/);
+  t.regex(done.stdout, /now open the conversation with: claude --resume=cs1/);
   const now = files();
   t.true(now.includes('one.txt'));
   for (const gone of ['two.txt', 'shell2.txt', 'shell3.txt', 'four.txt']) t.false(now.includes(gone), gone);
@@ -294,9 +308,9 @@ test('a fork of a Claude session is linked to the session and turn it came from,
   t.like(marks[2], { session: 'cs5', fork: { session: 'cs1', turn: 1 } });
   t.false(ledgerLines(box).some((r) => ['cs2', 'cs3'].includes(r.session) && r.rewind));
   const log = await ckpt(box, ['log']);
-  t.regex(log.stdout, /── session cs2 \(claude\) forked from cs1 after its turn 1 · turn 1 “in the fork”/);
-  t.regex(log.stdout, /claude: forked from session cs1 after its turn 1/);
-  t.regex(log.stdout, /── session cs3 \(claude\) forked from cs1 after its turn 2 · turn 1/);
+  t.regex(log.stdout, /── session cs2 \(claude\) forked from cs1 after its turn 1 ──\nturn 1 “in the fork”/);
+  t.regex(log.stdout, /^ {2}[0-9a-f]{8} .* fork .* {2}forked from session cs1 after its turn 1$/m);
+  t.regex(log.stdout, /── session cs3 \(claude\) forked from cs1 after its turn 2 ──\nturn 1/);
   const views = (await ckptJson(box, ['log', '--json'])).filter((r) => r.fork);
   t.deepEqual(
     views.map((v) => v.fork),
@@ -316,4 +330,66 @@ test('a fork of a Claude session is linked to the session and turn it came from,
   t.false(ledgerLines(box).some((r) => r.session === 'cs4' && r.fork));
   t.regex(readFileSync(path.join(storeDir(box), 'hook.log'), 'utf8'), /claude pre cs4: this session is a fork of one git-ckpt never read/);
   t.is(treeState(path.join(box.ws, '.git')), gitBefore, "the user's .git is untouched");
+});
+
+test('R1: followRewind=auto restores only what the abandoned turn made for certain; a hand edit made while its shell call ran is left, named with its command; undo brings the turn back, what the agent put back too', async (t) => {
+  const box = sandbox();
+  writeFileSync(
+    path.join(box.home, '.gitconfig'),
+    `${readFileSync(path.join(box.home, '.gitconfig'), 'utf8')}[ckpt]\n\tfollowRewind = auto\n`,
+  );
+  write(box, 'notes.md', 'v1\n');
+  await ckptJson(box, ['snapshot', '-m', 'base']);
+  const rollout = path.join(box.base, 'rollout.jsonl');
+  writeFileSync(rollout, `${JSON.stringify({ type: 'session_meta', payload: { id: 'cx-r1' } })}\n`);
+  const base = { session_id: 'cx-r1', cwd: box.ws, transcript_path: rollout, model: 'gpt-5.5' };
+  const call = async (turn, id, tool, input, act) => {
+    const payload = { ...base, turn_id: `tu${turn}`, tool_name: tool, tool_use_id: id, tool_input: input };
+    await hook(box, 'codex', 'pre', { ...payload, hook_event_name: 'PreToolUse' });
+    act();
+    await hook(box, 'codex', 'post', { ...payload, hook_event_name: 'PostToolUse', tool_response: '' });
+  };
+  const turn = async (n, calls) => {
+    await hook(box, 'codex', 'turn-start', { ...base, turn_id: `tu${n}`, hook_event_name: 'UserPromptSubmit', prompt: `turn ${n}` });
+    await calls();
+    await hook(box, 'codex', 'turn-end', { ...base, turn_id: `tu${n}`, hook_event_name: 'Stop' });
+  };
+  await turn(1, () => call(1, 'c1', 'Bash', { command: 'echo one > one.txt' }, () => write(box, 'one.txt', 'one\n')));
+  const patch = '*** Begin Patch\n*** Add File: code.txt\n+code\n*** End Patch\n';
+  await turn(2, async () => {
+    await call(2, 'c2', 'apply_patch', { command: patch }, () => write(box, 'code.txt', 'code\n'));
+    // `npm test` runs; meanwhile the user edits notes.md by hand.
+    await call(2, 'c3', 'Bash', { command: 'npm test' }, () => {
+      write(box, 'test-output.txt', 'ok\n');
+      write(box, 'notes.md', 'v2, my own edit\n');
+    });
+  });
+  // Codex backtracks to before turn 2 and takes back its patch.
+  appendFileSync(rollout, `${JSON.stringify({ type: 'event_msg', payload: { type: 'thread_rolled_back', num_turns: 1 } })}\n`);
+  spawnSync('rm', ['-f', path.join(box.ws, 'code.txt')]);
+  const next = await hook(box, 'codex', 'turn-start', { ...base, turn_id: 'tu3', hook_event_name: 'UserPromptSubmit', prompt: 'turn 3' });
+  t.is(
+    JSON.parse(next.stdout).systemMessage,
+    "git-ckpt: conversation rewound to before turn 2: restored 1 file of turn 2, which Codex's rewind did not put back: test-output.txt; left for you, changed while a tool call of turn 2 ran but not made by it for certain (it may be your own edit): notes.md: git ckpt restore turn:2~1@cx-r1 -- notes.md; git ckpt undo brings turn 2's files back",
+  );
+  t.is(readFileSync(path.join(box.ws, 'notes.md'), 'utf8'), 'v2, my own edit\n', 'the hand edit stays');
+  t.false(existsSync(path.join(box.ws, 'test-output.txt')), 'what the shell call made goes');
+  // The command the message names restores the rest, and only it.
+  const rest = await ckptJson(box, ['restore', 'turn:2~1@cx-r1', '--dry-run', '--', 'notes.md']);
+  t.deepEqual(
+    rest.files.map((f) => `${f.action} ${f.path}`),
+    ['restore notes.md'],
+  );
+  // Undo brings turn 2's files back: what git-ckpt restored, and what Codex's own rewind took back.
+  const undo = await ckpt(box, ['undo']);
+  t.is(undo.code, 0, undo.stderr);
+  t.is(readFileSync(path.join(box.ws, 'test-output.txt'), 'utf8'), 'ok\n');
+  t.is(readFileSync(path.join(box.ws, 'code.txt'), 'utf8'), 'code\n', 'the patch Codex took back is back');
+  t.is(readFileSync(path.join(box.ws, 'notes.md'), 'utf8'), 'v2, my own edit\n');
+  // And again: redo goes back to the rewind's state.
+  const redo = await ckpt(box, ['undo']);
+  t.is(redo.code, 0, redo.stderr);
+  t.false(existsSync(path.join(box.ws, 'test-output.txt')));
+  t.false(existsSync(path.join(box.ws, 'code.txt')));
+  t.is(readFileSync(path.join(box.ws, 'notes.md'), 'utf8'), 'v2, my own edit\n');
 });

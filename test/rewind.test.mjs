@@ -1,6 +1,7 @@
 // Pure: turns as a tree after a rewind inside the agent, the readers of each agent's transcript, and
 // what following a rewind would restore. No disk: records and transcript lines are data here.
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { libPath, ROOT } from './helpers.mjs';
@@ -348,6 +349,35 @@ test('what a rewind left: code and conversation, conversation only, and paths so
     mixed.kept.map((k) => k.path + ': ' + k.why),
     ['b.txt: changed since by you or another program', 'c.txt: changed since the last checkpoint'],
   );
+  // R1: what followRewind=auto may restore. A Write named a.txt (its post also holds d.txt, edited by hand
+  // while it ran); a Bash post made b.txt, deleted e.txt, and changed f.txt (maybe a hand edit as well).
+  const r1 = rewoundSession().slice(0, 6);
+  r1[1] = {
+    ...r1[1],
+    input: '/ws/a.txt',
+    paths: [
+      { path: 'a.txt', status: 'A' },
+      { path: 'd.txt', status: 'M' },
+    ],
+  };
+  const r1Scope = rewindScope(r1, 's1', 4, 1, '/ws');
+  t.deepEqual([...r1Scope.fileToolPaths], ['a.txt'], "the file tools' inputs, not what their posts captured");
+  const bash = r1[3];
+  const r1Now = [
+    { path: 'b.txt', before: null, after: entry('3') },
+    { path: 'e.txt', before: entry('4'), after: null },
+    { path: 'f.txt', before: entry('5'), after: entry('6') },
+  ];
+  const r1Writers = new Map(r1Now.map((c) => [c.path, bash]));
+  const r1Out = rewindOutcome(r1Scope, 's1', 1, {
+    now: r1Now,
+    ended: r1Now,
+    uncaptured: new Set(),
+    writer: r1Writers,
+    firstWriter: r1Writers,
+  });
+  t.deepEqual(r1Out.restorable, ['b.txt', 'e.txt', 'f.txt']);
+  t.deepEqual(r1Out.attributed, ['b.txt', 'e.txt'], 'made by the turn, or gone: never a file the shell call found changed');
   // Only the shell wrote in the turns left behind: the workspace cannot tell which rewind it was.
   const shellOnly = rewindOutcome({ ...scope, fileToolPaths: new Set() }, 's1', 1, { now: ended, ended, uncaptured: new Set(), writer });
   t.is(shellOnly.mark.kind, 'unknown');
@@ -485,22 +515,63 @@ test('resume plans per agent: the resume command and the step inside it; Claude�
   const { resumePlan, forkedPlan, unforkedPlan, shellLine } = await import(libPath('resume-plan'));
   const base = { session: 'S1', turn: 3, title: 'fix it' };
   const claude = resumePlan({ ...base, agent: 'claude', resumeAt: 'u-9' });
-  t.deepEqual(claude.command, ['claude', '--resume', 'S1']);
+  t.deepEqual(claude.command, ['claude', '--resume=S1']);
   t.regex(claude.steps[0], /press Esc twice, pick prompt 3 “fix it”/);
-  t.is(shellLine(claude.headless), 'claude -p --resume S1 --fork-session --resume-session-at u-9 <your next prompt>');
+  t.is(shellLine(claude.headless), 'claude -p --resume=S1 --fork-session --resume-session-at=u-9 <your next prompt>');
   const codex = resumePlan({ ...base, agent: 'codex', previousTurnId: 'turn-2' });
   t.deepEqual(codex.fork, { threadId: 'S1', lastTurnId: 'turn-2' });
-  t.deepEqual(forkedPlan(codex, 'S2').command, ['codex', 'resume', 'S2']);
+  t.deepEqual(forkedPlan(codex, 'S2').command, ['codex', 'resume', '--', 'S2']);
   t.false('fork' in forkedPlan(codex, 'S2'));
   t.regex(unforkedPlan(codex).steps[0], /press Esc twice and step back to prompt 3/);
   t.regex(resumePlan({ ...base, agent: 'gemini' }).steps[0], /type \/rewind and pick prompt 3/);
-  t.deepEqual(resumePlan({ ...base, agent: 'copilot' }).command, ['copilot', '--resume', 'S1']);
+  t.deepEqual(resumePlan({ ...base, agent: 'copilot' }).command, ['copilot', '--resume=S1']);
   t.is(resumePlan({ ...base, agent: 'cursor' }), undefined);
   const left = resumePlan({ ...base, agent: 'claude', resumeAt: 'u-9', leftBehind: true });
   t.false('headless' in left);
   t.regex(left.steps[0], /on a branch a rewind left behind/);
   t.deepEqual(resumePlan({ ...base, turn: 1, agent: 'codex' }).command, ['codex']);
-  t.is(shellLine(['a b', "it's", '<x y>']), `'a b' 'it'\\''s' <x y>`);
+  t.is(shellLine(['a b', "it's", '<your next prompt>']), `'a b' 'it'\\''s' <your next prompt>`);
+});
+
+test('S4: a session id from a record never becomes an agent option, run or printed, and every printed word is quoted for the shell', async (t) => {
+  const { resumePlan, forkedPlan, shellLine, resumeCommandLine } = await import(libPath('resume-plan'));
+  for (const session of ['--dangerously-skip-permissions', '-p', '--yolo=true', '<x>', "a b'; rm -rf ~ #", '$(id)']) {
+    const base = { session, turn: 3, title: null };
+    const plans = {
+      claude: resumePlan({ ...base, agent: 'claude', resumeAt: '--output-format=json' }),
+      codex: resumePlan({ ...base, agent: 'codex' }),
+      codexFork: forkedPlan(resumePlan({ ...base, agent: 'codex', previousTurnId: 't2' }), session),
+      gemini: resumePlan({ ...base, agent: 'gemini' }),
+      copilot: resumePlan({ ...base, agent: 'copilot' }),
+      leftBehind: resumePlan({ ...base, agent: 'gemini', leftBehind: true }),
+    };
+    for (const [name, plan] of Object.entries(plans)) {
+      for (const argv of [plan.command, ...(plan.headless ? [plan.headless] : [])]) {
+        // Every word the agent reads as an option is one of ours, whole: the id only after `=` or after `--`.
+        const dashes = argv.indexOf('--');
+        const options = (dashes < 0 ? argv : argv.slice(0, dashes)).slice(1).filter((a) => a.startsWith('-'));
+        for (const o of options) t.regex(o, /^(?:-p|--fork-session|--resume=.*|--resume-session-at=.*)$/s, `${name}: ${o}`);
+        if (dashes >= 0) t.deepEqual(argv.slice(dashes + 1), [session], name);
+        else t.true(argv.includes(`--resume=${session}`), `${name}: ${argv.join(' ')}`);
+        // Printed, the shell reads back exactly these words.
+        const words = spawnSync(
+          'bash',
+          ['-c', `for w in ${shellLine(argv.filter((a) => a !== '<your next prompt>'))}; do printf '%s\\0' "$w"; done`],
+          {
+            encoding: 'utf8',
+          },
+        ).stdout;
+        t.deepEqual(
+          words.split('\0').slice(0, -1),
+          argv.filter((a) => a !== '<your next prompt>'),
+          `${name}: ${shellLine(argv)}`,
+        );
+      }
+    }
+    const again = resumeCommandLine('turn:3', session);
+    const words = spawnSync('bash', ['-c', `for w in ${again}; do printf '%s\\0' "$w"; done`], { encoding: 'utf8' }).stdout;
+    t.is(words.split('\0').length, 5, again);
+  }
 });
 
 test('Gemini CLI 0.61.0’s own session file (test/fixtures): after /rewind to before prompt 2, the next prompt continues from turn 1', (t) => {

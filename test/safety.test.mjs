@@ -173,7 +173,7 @@ test("every command leaves the user's .git byte-for-byte unchanged, and each one
       },
     },
     { args: ['stores'], code: 0, check: (r) => t.true(r.stdout.includes(box.ws)) },
-    { args: ['hooks', 'status'], code: 0, check: (r) => t.regex(r.stdout, /not wired/) },
+    { args: ['hooks', 'status'], code: 0, check: (r) => t.regex(r.stdout, /no agent is wired here|not wired/) },
     { args: ['mcp', 'install', '--agent', 'claude'], code: 0, check: () => t.true(existsSync(path.join(box.ws, '.mcp.json'))) },
     { args: ['mcp', 'status', '--agent', 'claude'], code: 0, check: (r) => t.regex(r.stdout, /claude\s+project\s+installed/) },
     { args: ['mcp', 'uninstall', '--agent', 'claude'], code: 0, check: (r) => t.regex(r.stdout, /removed/) },

@@ -145,3 +145,91 @@ test('credential shapes in a file: tokens with their own prefix and key blocks a
   ])
     t.is(findSecret(harmless), undefined, harmless);
 });
+
+test("S1, pure: a fetched record never answers for latest, a session or a prompt id of this workspace's; its session is named by its writer", async (t) => {
+  const { resolveAddress, resolveSession, promptTurn } = await import(libPath('address'));
+  const { shortSession } = await import(libPath('short-ids'));
+  const origin = { remote: 'ckpt', ws, writer, source: oid(900) };
+  const foreign = (n, extra = {}) => ({ ...record(n), session: plan.foreignSession('s1', writer), origin, ...extra });
+  const records = [foreign(50, { agentTurn: 'p1' }), foreign(51, { parent: oid(50) }), record(1, { agentTurn: 'p1' }), record(2)];
+  t.is(resolveAddress(records, 'latest').id, oid(2));
+  t.is(resolveAddress(records, 'latest~1').id, oid(1));
+  t.throws(() => resolveAddress(records, 'latest~2'), { message: /only 2 checkpoints exist/ });
+  t.throws(() => resolveAddress([foreign(50)], 'latest'), { message: /no checkpoints yet/ });
+  t.is(resolveSession(records), 's1', 'the most recent session is an own one');
+  t.throws(() => resolveSession([foreign(50)]), { message: /no checkpoint belongs to a session yet/ });
+  t.is(resolveSession(records, 's1'), 's1');
+  t.is(resolveSession(records, 's'), 's1', 'a prefix both have names the own one');
+  t.is(resolveSession(records, `s1@${writer}`), `s1@${writer}`);
+  t.is(resolveSession(records, `s1@${writer.slice(0, 6)}`), `s1@${writer}`);
+  t.is(resolveSession(records, shortSession(`s1@${writer}`)), `s1@${writer}`, 'what is shown resolves back to it');
+  t.is(promptTurn(records, 'p1').session, 's1', "a prompt id of this workspace's is its own, whatever another store recorded");
+  t.is(plan.splitForeignSession(`s1@${writer}`).session, 's1');
+  t.is(plan.splitForeignSession('s1'), undefined);
+});
+
+test('S4, pure: ids of imported history must have an id shape; what agents send passes', (t) => {
+  for (const good of [
+    '3f1c9e2a-7b44-4c1d-9e2a-7b444c1d9e2a',
+    '0199a213-81c0-7800-8aa1-bbab2a035a53',
+    'ses_7a1b2c3d4e',
+    'sess-1',
+    '1735689600000',
+    'toolu_01ABC',
+    'thr_9',
+    'a.b:c',
+  ])
+    t.is(plan.importedIdProblem(good), undefined, good);
+  for (const [bad, why] of [
+    ['--dangerously-skip-permissions', /option/],
+    ['-x', /option/],
+    ['a b', /space/],
+    ['a\tb', /space/],
+    ['a\nb', /space/],
+    ['$(id)', /not an id/],
+    ['a;b', /not an id/],
+    ['x'.repeat(201), /longer than 200/],
+    ['', /not an id/],
+    ['a@b', /not an id/],
+  ])
+    t.regex(plan.importedIdProblem(bad), why, JSON.stringify(bad));
+  t.regex(plan.importedRecordProblem({ ...record(1), session: '--resume' }), /session id "--resume" starts with "-"/);
+  t.regex(plan.importedRecordProblem({ ...record(1), agentTurn: 'p 1' }), /agent's turn id/);
+  t.regex(plan.importedRecordProblem({ ...record(1), fork: { session: '-x', turn: 1 } }), /forked-from session id/);
+  t.regex(plan.importedRecordProblem({ ...record(1), agent: 'claude --yolo' }), /agent name/);
+  t.is(plan.importedRecordProblem(record(1)), undefined);
+});
+
+test('S2, pure: credential shapes in any bytes: UTF-8, UTF-16 (LE or BE, with or without a mark), binary read as latin1', async (t) => {
+  const { findSecretInBytes } = await import(libPath('redact'));
+  const token = `ghp_${'a1B2c3D4e5'.repeat(4)}`;
+  const line2 = `first line\n${token}\n`;
+  t.like(findSecretInBytes(Buffer.from(line2)), { line: 2 });
+  t.like(findSecretInBytes(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(line2, 'utf16le')])), { line: 2 });
+  t.like(findSecretInBytes(Buffer.from(line2, 'utf16le')), { line: 2 }, 'UTF-16 LE without a mark');
+  t.like(findSecretInBytes(Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(line2, 'utf16le').swap16()])), { line: 2 });
+  t.like(findSecretInBytes(Buffer.from(line2, 'utf16le').swap16()), { line: 2 }, 'UTF-16 BE without a mark');
+  const binary = Buffer.concat([
+    Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0xff, 0x10]),
+    Buffer.alloc(20_000, 0xa5),
+    Buffer.from(`\x01${token}\x02`),
+  ]);
+  t.regex(findSecretInBytes(binary).rule, /GitHub token/, 'past the first 8,000 bytes of a binary file');
+  t.is(findSecretInBytes(Buffer.concat([Buffer.alloc(50), Buffer.from('process.env.GITHUB_TOKEN'), Buffer.alloc(50)])), undefined);
+  t.is(findSecretInBytes(Buffer.alloc(0)), undefined);
+  t.is(findSecretInBytes(Buffer.from([0xff])), undefined);
+});
+
+test('printed commands quote what a shell would otherwise read: a forgotten path is anchored and escaped, a session that looks like an option is given with =', async (t) => {
+  const { shellWord, optionWords } = await import(libPath('text'));
+  t.is(shellWord('sess-1'), 'sess-1');
+  t.is(shellWord('a b'), "'a b'");
+  t.is(shellWord("it's"), "'it'\\''s'");
+  t.is(shellWord('$(id)'), "'$(id)'");
+  t.is(optionWords('--session', '-x'), '--session=-x');
+  t.is(optionWords('--session', 's 1'), "--session 's 1'");
+  t.is(plan.sessionWords(null), '--session _none');
+  t.is(plan.forgetPathCommand('config.js'), 'git ckpt forget --path /config.js');
+  t.is(plan.forgetPathCommand('x; rm -rf ~/a[1]*.txt'), "git ckpt forget --path '/x; rm -rf ~/a\\[1\\]\\*.txt'");
+  t.is(plan.forgetPathCommand('-n'), 'git ckpt forget --path /-n');
+});

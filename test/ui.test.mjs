@@ -3,7 +3,7 @@
 // Origin checks, the 64 KiB limit, dry runs that change nothing, apply and
 // undo byte for byte, and hooks firing while the page is open.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -161,15 +161,12 @@ test('a rewind inside the agent: the timeline tells it as status does; resume gi
     agent: 'claude',
     session: 'cs1',
     turn: 2,
-    commandLine: 'claude --resume cs1',
+    commandLine: 'claude --resume=cs1',
     resumeCommand: 'git ckpt resume turn:2~1@cs1',
   });
-  t.deepEqual(r.files.map((f) => `${f.action} ${f.path}`).sort(), [
-    'delete four.txt',
-    'delete shell2.txt',
-    'delete shell3.txt',
-    'delete two.txt',
-  ]);
+  // As restore does, resume deletes nothing unless asked (--delete-new): the files turn 2 did not have stay.
+  t.deepEqual(r.files, []);
+  t.is(r.leftovers, 4);
   t.is(workspaceState(box), before, 'nothing written');
   const bad = await get(ui, `/api/resume?ws=${ws}&turn=latest`);
   t.is(bad.status, 400);
@@ -185,6 +182,8 @@ test('errors: 400 for bad JSON and fields, 404 for unknown checkpoints and endpo
   appendFileSync(path.join(box.home, '.gitconfig'), '[ckpt]\n\tlockTimeout = 1s\n');
   const ui = await startUi(t, box);
   const ws = (await get(ui, '/api/summary')).json.current;
+  mkdirSync(path.join(box.base, 'planted'));
+  writeFileSync(path.join(box.base, 'planted', 'workspace'), `${box.ws}\n`);
   const cases = [
     [await post(ui, '/api/preview-diff', '{not json'), 400, /not valid JSON/],
     [await post(ui, '/api/preview-diff', { ws, target: 'latest', extra: 1 }), 400, /body/],
@@ -193,6 +192,9 @@ test('errors: 400 for bad JSON and fields, 404 for unknown checkpoints and endpo
     [await post(ui, '/api/preview-diff', { ws, target: 'latest', paths: ['../outside'] }), 400, /outside the workspace/],
     [await post(ui, '/api/preview-diff', { ws, target: 'ffffffffff' }), 404, /unknown checkpoint/],
     [await post(ui, '/api/preview-diff', { ws: 'nope', target: 'latest' }), 404, /unknown workspace/],
+    // A store id is a name under the store root, never a path: a folder outside it that looks like a store is unknown.
+    [await post(ui, '/api/preview-diff', { ws: '../planted', target: 'latest' }), 404, /unknown workspace/],
+    [await get(ui, `/api/timeline?ws=${encodeURIComponent(`${box.base}/planted`)}`), 404, /unknown workspace/],
     [await get(ui, `/api/checkpoint?ws=${ws}&id=latest~5`), 404, /only 2 checkpoints exist/],
     [await get(ui, `/api/file-diff?ws=${ws}&to=latest&path=/etc/passwd`), 400, /outside the workspace/],
     [await get(ui, `/api/timeline?ws=${ws}&limit=0`), 400, /limit/],
@@ -238,8 +240,8 @@ test('without ws, every endpoint works on the workspace git ckpt ui was started 
   t.true(preview.dryRun);
   const applied = (await post(ui, '/api/rollback', { target: first.id, apply: true, planId: preview.planId })).json;
   t.false(applied.dryRun, JSON.stringify(applied));
-  const undoPlan = (await post(ui, '/api/rollback-undo', {})).json;
-  const undone = (await post(ui, '/api/rollback-undo', { apply: true, planId: undoPlan.planId })).json;
+  const undoPlan = (await post(ui, '/api/rollback-undo', { dryRun: true })).json;
+  const undone = (await post(ui, '/api/rollback-undo', { planId: undoPlan.planId })).json;
   t.true(undone.ok);
   t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'work in progress\n');
 });
@@ -260,17 +262,27 @@ test('restore through the API: the preview changes nothing; apply and undo round
     ['restore a.txt', 'delete b.txt'],
   );
   t.regex(preview.diff, /-work in progress\n\+one/);
-  const dry = (await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true })).json;
-  t.true(dry.dryRun, 'rollback without apply is a dry run too');
+  // The seed's contract: dryRun: true plans; without it the request applies, and only the plan previewed.
+  const dry = (await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true, dryRun: true })).json;
+  t.true(dry.dryRun);
+  t.is(dry.planId, preview.planId, 'the same plan as preview-diff');
+  const unconsented = await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true });
+  t.is(unconsented.status, 400, 'an apply without the previewed plan id is refused');
+  t.false(unconsented.json.ok);
+  t.regex(unconsented.json.error, /planId/);
+  const contradiction = await post(ui, '/api/rollback', { ws, target: first.id, dryRun: true, apply: true });
+  t.is(contradiction.status, 400);
+  t.is((await post(ui, '/api/preview-diff', { ws, target: first.id, dryRun: false })).status, 400, 'preview-diff never applies');
+  const unknown = await post(ui, '/api/rollback', { ws, target: 'deadbeef', dryRun: true });
+  t.is(unknown.status, 404, JSON.stringify(unknown.json));
+  t.false(unknown.json.ok);
   t.is(`${treeState(box.ws, { skip: ['.git'] })}\n${treeState(storeDir(box), { skip: ['hook.log', 'probe.json'] })}`, before);
 
-  const applied = (
-    await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true, apply: true, planId: preview.planId })
-  ).json;
+  const applied = (await post(ui, '/api/rollback', { ws, target: first.id.slice(0, 8), deleteNew: true, planId: preview.planId })).json;
   t.false(applied.dryRun);
   t.truthy(applied.guard);
   t.is(readFileSync(path.join(box.ws, 'a.txt'), 'utf8'), 'one\n');
-  const undoPlan = (await post(ui, '/api/rollback-undo', { ws })).json;
+  const undoPlan = (await post(ui, '/api/rollback-undo', { ws, dryRun: true })).json;
   t.true(undoPlan.dryRun);
   const undone = (await post(ui, '/api/rollback-undo', { ws, apply: true, planId: undoPlan.planId })).json;
   t.true(undone.ok);
@@ -357,11 +369,19 @@ test('twelve event streams at once: every one hears of a ledger change, and the 
   t.is(stderr, '');
 });
 
-test('ui --port outside 0-65535 is a usage error: one line, exit 2', async (t) => {
+test('ui --port outside 0-65535 is a usage error, and a port in use one line too', async (t) => {
   const box = sandbox();
   const r = await ckpt(box, ['ui', '--no-open', '--port', '99999']);
   t.is(r.code, 2);
   t.is(r.stderr, 'git-ckpt: --port takes a port from 0 to 65535 (0: a free one), not 99999\n');
+  // A port another program holds: one line saying so, not Node's EADDRINUSE.
+  const busy = http.createServer();
+  await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => busy.close());
+  const port = busy.address().port;
+  const taken = await ckpt(box, ['ui', '--no-open', '--port', String(port)]);
+  t.is(taken.code, 1);
+  t.is(taken.stderr, `git-ckpt: port ${port} on 127.0.0.1 is in use (choose another with --port, or leave it out for a free one)\n`);
 });
 
 test('checkpoints fetched from another machine: the timeline names their origin, and a restore to one applies through the API', async (t) => {
@@ -379,9 +399,11 @@ test('checkpoints fetched from another machine: the timeline names their origin,
   const ui = await startUi(t, box);
   const ws = (await get(ui, '/api/summary')).json.current;
   const page = (await get(ui, `/api/timeline?ws=${ws}&limit=50`)).json;
-  const far = page.records.find((r) => r.session === 'far');
+  // Another store's session is named by its writer (it never joins one of this store's).
+  const isFar = (r) => r.session?.startsWith('far@');
+  const far = page.records.find(isFar);
   t.like(far.origin, { remote: 'ckpt' });
-  t.true(page.records.filter((r) => r.session !== 'far').every((r) => r.origin === null));
+  t.true(page.records.filter((r) => !isFar(r)).every((r) => r.origin === null));
   const preview = (await post(ui, '/api/preview-diff', { ws, target: far.id })).json;
   t.true(preview.ok, preview.error);
   const applied = (await post(ui, '/api/rollback', { ws, target: far.id, apply: true, planId: preview.planId })).json;

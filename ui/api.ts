@@ -18,7 +18,7 @@ export interface Workspace {
 export type Row =
   | { kind: 'session'; key: string; session: string | null; agent: string | null; time: number }
   | { kind: 'turn'; key: string; session: string; turn: number; label: string; title: string | null; before: Entry }
-  | { kind: 'checkpoint'; key: string; entry: Entry };
+  | { kind: 'checkpoint'; key: string; entry: Entry; guard?: Entry };
 
 export interface SessionInfo {
   id: string;

@@ -138,10 +138,16 @@ export async function openRow(row: Row): Promise<void> {
     if (ev.key === 'Enter') runCompare();
   });
   const facts = [
-    ['when', `${new Date(e.time).toLocaleString()} (${age(e.time)})`],
+    ['when', `${new Date(e.time).toISOString()} (${age(e.time)})`],
     ['what', [e.agent, e.kind, e.tool].filter(Boolean).join(' · ')],
     ['input', e.input ?? ''],
     ['message', e.message ?? ''],
+    [
+      'guard',
+      e.op
+        ? `${short(e.op.guard)}: the workspace just before it, where undo returns${row.guard?.changed ? ` (it captured +${row.guard.stats.added} ~${row.guard.stats.modified} -${row.guard.stats.deleted} first)` : ''}`
+        : '',
+    ],
     ['session', e.session ? `${e.session} · turn ${e.turnLabel ?? '-'} · step ${e.step ?? '-'}` : ''],
     ['failed', e.failed ? (e.error ?? 'yes') : ''],
     ['from', e.origin ? `${e.origin.remote}, writer ${e.origin.writer} (its id there ${short(e.origin.source)})` : ''],

@@ -4,6 +4,20 @@ import { shortId as short } from '../lib/model/short-ids.js';
 import { type Operation, api, state } from './api.js';
 import { $, el, renderDiff } from './dom.js';
 
+/**
+ * Show a dialog from its first line: the modal scrolled to the top and the dialog itself focused, not a
+ * button in it, so the title, the plan and its options are what a person sees first, and Enter applies
+ * nothing (Esc closes; Tab reaches the buttons).
+ */
+function openDialog(role: 'dialog' | 'alertdialog', ...children: (Node | null)[]): void {
+  const modal = $('modal');
+  const dialog = el('div', { class: 'dialog', role, ariaModal: 'true', tabIndex: -1 }, ...children);
+  modal.hidden = false;
+  modal.replaceChildren(dialog);
+  modal.scrollTop = 0;
+  dialog.focus({ preventScroll: true });
+}
+
 export function closeModal(): void {
   $('modal').hidden = true;
   $('modal').replaceChildren();
@@ -87,22 +101,18 @@ export async function previewRestore(request: RestoreRequest, title: string): Pr
   cancel.addEventListener('click', closeModal);
   const diff = el('div', { class: 'diff' });
   if (op.diff) renderDiff(op.diff, diff);
-  modal.replaceChildren(
-    el(
-      'div',
-      { class: 'dialog', role: 'dialog', ariaModal: 'true' },
-      el('h2', {}, `${title}: preview`),
-      el('p', { class: 'muted' }, 'A dry run: nothing has been written. Applying first saves the current state, so it can be undone.'),
-      request.mode === 'asof'
-        ? el('label', { class: 'check' }, deleteNew, ' also delete files the checkpoint does not have (captured ones only)')
-        : null,
-      planView(op),
-      op.diffTruncated ? el('p', { class: 'muted' }, 'The diff below is cut; git ckpt diff shows all of it.') : null,
-      diff,
-      el('div', { class: 'actions' }, apply, cancel),
-    ),
+  openDialog(
+    'dialog',
+    el('h2', {}, `${title}: preview`),
+    el('p', { class: 'muted' }, 'A dry run: nothing has been written. Applying first saves the current state, so it can be undone.'),
+    request.mode === 'asof'
+      ? el('label', { class: 'check' }, deleteNew, ' also delete files the checkpoint does not have (captured ones only)')
+      : null,
+    planView(op),
+    op.diffTruncated ? el('p', { class: 'muted' }, 'The diff below is cut; git ckpt diff shows all of it.') : null,
+    diff,
+    el('div', { class: 'actions' }, apply, cancel),
   );
-  apply.focus();
 }
 
 function showApplied(title: string, op: Operation): void {
@@ -110,28 +120,20 @@ function showApplied(title: string, op: Operation): void {
   undo.addEventListener('click', () => void previewUndo());
   const close = el('button', { type: 'button', class: 'ghost' }, 'Close');
   close.addEventListener('click', closeModal);
-  $('modal').replaceChildren(
-    el(
-      'div',
-      { class: 'dialog', role: 'dialog' },
-      el('h2', {}, `${title}: done`),
-      planView(op),
-      op.failures.length ? el('p', { class: 'error' }, `Failed: ${op.failures.map((f) => `${f.path}: ${f.error}`).join('; ')}`) : null,
-      el(
-        'p',
-        { class: 'guard' },
-        op.guard ? `The state before it is guard checkpoint ${short(op.guard)}; undo brings it back exactly.` : '',
-      ),
-      el('div', { class: 'actions' }, undo, close),
-    ),
+  openDialog(
+    'dialog',
+    el('h2', {}, `${title}: done`),
+    planView(op),
+    op.failures.length ? el('p', { class: 'error' }, `Failed: ${op.failures.map((f) => `${f.path}: ${f.error}`).join('; ')}`) : null,
+    el('p', { class: 'guard' }, op.guard ? `The state before it is guard checkpoint ${short(op.guard)}; undo brings it back exactly.` : ''),
+    el('div', { class: 'actions' }, undo, close),
   );
-  undo.focus();
 }
 
 async function previewUndo(): Promise<void> {
   let op: Operation;
   try {
-    op = await api<Operation>('/api/rollback-undo', { ws: state.ws });
+    op = await api<Operation>('/api/rollback-undo', { ws: state.ws, dryRun: true });
   } catch (err) {
     return showError('Undo', err);
   }
@@ -148,31 +150,17 @@ async function previewUndo(): Promise<void> {
   cancel.addEventListener('click', closeModal);
   const diff = el('div', { class: 'diff' });
   if (op.diff) renderDiff(op.diff, diff);
-  $('modal').replaceChildren(
-    el(
-      'div',
-      { class: 'dialog', role: 'dialog' },
-      el('h2', {}, 'Undo: preview'),
-      planView(op),
-      diff,
-      el('div', { class: 'actions' }, apply, cancel),
-    ),
-  );
-  apply.focus();
+  openDialog('dialog', el('h2', {}, 'Undo: preview'), planView(op), diff, el('div', { class: 'actions' }, apply, cancel));
 }
 
 export function showError(title: string, err: unknown): void {
   const close = el('button', { type: 'button', class: 'ghost' }, 'Close');
   close.addEventListener('click', closeModal);
-  $('modal').hidden = false;
-  $('modal').replaceChildren(
-    el(
-      'div',
-      { class: 'dialog', role: 'alertdialog' },
-      el('h2', {}, title),
-      el('p', { class: 'error' }, (err as Error).message),
-      el('div', { class: 'actions' }, close),
-    ),
+  openDialog(
+    'alertdialog',
+    el('h2', {}, title),
+    el('p', { class: 'error' }, (err as Error).message),
+    el('div', { class: 'actions' }, close),
   );
 }
 
@@ -184,6 +172,7 @@ export async function showResume(address: string, label: string): Promise<void> 
     headlessLine: string | null;
     resumeCommand: string;
     files: { action: string; path: string }[];
+    leftovers: number;
   };
   try {
     plan = await api(`/api/resume?ws=${encodeURIComponent(state.ws)}&turn=${encodeURIComponent(address)}`);
@@ -202,26 +191,29 @@ export async function showResume(address: string, label: string): Promise<void> 
           .join(', ')}${plan.files.length > 12 ? ' …' : ''}`,
       )
     : el('p', { class: 'muted' }, 'The files already are as they were before that turn.');
-  $('modal').hidden = false;
-  $('modal').replaceChildren(
-    el(
-      'div',
-      { class: 'dialog', role: 'dialog' },
-      el('h2', {}, `Resume before turn ${label}`),
-      el('p', {}, 'In a terminal in the workspace:'),
-      el('pre', { class: 'command' }, plan.resumeCommand),
-      files,
-      el('p', {}, 'It then opens the conversation with:'),
-      el('pre', { class: 'command' }, plan.commandLine),
-      ...plan.steps.map((s) => el('p', { class: 'muted' }, `and inside it: ${s}`)),
-      ...(plan.headlessLine
-        ? [
-            el('p', { class: 'muted' }, 'or, headless, right before that prompt in a fork:'),
-            el('pre', { class: 'command' }, plan.headlessLine),
-          ]
-        : []),
-      el('div', { class: 'actions' }, close),
-    ),
+  const leftovers = plan.leftovers
+    ? el(
+        'p',
+        { class: 'muted' },
+        `${plan.leftovers} file(s) that turn did not have stay as they are (add --delete-new to delete the captured ones).`,
+      )
+    : null;
+  openDialog(
+    'dialog',
+    el('h2', {}, `Resume before turn ${label}`),
+    el('p', {}, 'In a terminal in the workspace:'),
+    el('pre', { class: 'command' }, plan.resumeCommand),
+    files,
+    leftovers,
+    el('p', {}, 'It then opens the conversation with:'),
+    el('pre', { class: 'command' }, plan.commandLine),
+    ...plan.steps.map((s) => el('p', { class: 'muted' }, `and inside it: ${s}`)),
+    ...(plan.headlessLine
+      ? [
+          el('p', { class: 'muted' }, 'or, headless, right before that prompt in a fork:'),
+          el('pre', { class: 'command' }, plan.headlessLine),
+        ]
+      : []),
+    el('div', { class: 'actions' }, close),
   );
-  close.focus();
 }

@@ -23,7 +23,8 @@ export function age(time: number): string {
   if (s < 60) return s < 5 ? 'just now' : `${s}s ago`;
   if (s < 3600) return `${Math.floor(s / 60)} min ago`;
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  return new Date(time).toLocaleDateString();
+  // The date as `git ckpt show` gives it (ISO, UTC): one form on every surface, whatever the browser's locale.
+  return new Date(time).toISOString().slice(0, 10);
 }
 export const statsNode = (s: Entry['stats']) =>
   el(

@@ -1,7 +1,8 @@
 // The timeline on the left: the filter, the rows (a header per session and per turn), the
 // virtualized list, the selection (which opens the row in the detail pane) and the paging that
 // loads every checkpoint, the first page first.
-import { shortId as short, shortSession } from '../lib/model/short-ids.js';
+import { foldGuards } from '../lib/model/operation-groups.js';
+import { shortId as short, sessionLabel, shortSession } from '../lib/model/short-ids.js';
 import { type Entry, type Rewind, type Row, type SessionInfo, api, state } from './api.js';
 import { previewRestore } from './dialogs.js';
 import { openRow } from './detail.js';
@@ -31,7 +32,10 @@ function matches(e: Entry, filter: string): boolean {
   return true;
 }
 
-/** Newest first, a header whenever the session or the turn changes: the story of each session. */
+/**
+ * Newest first, a header whenever the session or the turn changes: the story of each session. A restore,
+ * revert or undo is one row, its guard folded in (as in `git ckpt log`), not two rows of bookkeeping.
+ */
 export function buildRows(): void {
   const rows: Row[] = [];
   let session: string | null | undefined;
@@ -45,7 +49,7 @@ export function buildRows(): void {
     : loading
       ? `${state.total} checkpoints${loading}`
       : `${state.total} checkpoints`;
-  for (const [i, e] of shown.entries()) {
+  for (const [i, { record: e, guard }] of foldGuards(shown).entries()) {
     if (e.session !== session) {
       session = e.session;
       turn = undefined;
@@ -64,7 +68,7 @@ export function buildRows(): void {
         before: e,
       });
     }
-    rows.push({ kind: 'checkpoint', key: e.id, entry: e });
+    rows.push({ kind: 'checkpoint', key: e.id, entry: e, ...(guard ? { guard } : {}) });
   }
   state.rows = rows;
   ($('rows') as HTMLElement).style.height = `${rows.length * ROW_HEIGHT}px`;
@@ -81,7 +85,7 @@ function sessionSummary(session: string | null, time: number): string {
 function rowNode(row: Row, index: number): HTMLElement {
   const selected = index === state.selected ? ' selected' : '';
   if (row.kind === 'session') {
-    const label = row.session === null ? 'outside any agent session' : `session ${shortSession(row.session)}`;
+    const label = row.session === null ? 'outside any agent session' : `session ${sessionLabel(row.session)}`;
     return el(
       'div',
       { class: `row session${selected}`, title: row.session ?? '' },
@@ -128,10 +132,16 @@ function rowNode(row: Row, index: number): HTMLElement {
     { class: `row checkpoint${selected}`, title: e.input ?? e.message ?? '' },
     el('span', { class: 'id' }, short(e.id)),
     el('span', { class: 'tool' }, e.tool ?? e.kind),
-    el('span', { class: 'what' }, e.input ?? e.message ?? e.paths.map((p) => p.path).join(', ')),
+    el('span', { class: 'what' }, e.op ? operationText(e) : (e.input ?? e.message ?? e.paths.map((p) => p.path).join(', '))),
     ...marks,
     statsNode(e.stats),
   );
+}
+
+/** An operation's row: its own words and its guard (an undo's guard is the record it undoes: said once). */
+function operationText(e: Entry): string {
+  const op = e.op!;
+  return `${e.message ?? e.kind}${op.guard === op.target ? '' : ` · guard ${short(op.guard)}`}`;
 }
 
 /** Only the rows in view (and a few around) are in the DOM: 10,000 checkpoints scroll like 10. */

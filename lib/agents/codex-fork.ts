@@ -30,6 +30,10 @@ export function forkCodexThread(threadId: string, lastTurnId: string, cwd: strin
     );
     child.on('error', (err) => finish(new CkptError('io', `cannot start codex app-server: ${err.message}`)));
     child.on('exit', (code) => finish(new CkptError('io', `codex app-server exited (${code}) before it forked the thread`)));
+    // One that exits at once (or closes its input) makes a write fail with EPIPE: an answer, not an unhandled error.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) =>
+      finish(new CkptError('io', `codex app-server closed its input (${err.code ?? err.message}) before it forked the thread`)),
+    );
     const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {

@@ -2,7 +2,9 @@
  * Pure: each agent's hook wiring as data (its config file, layout, events and
  * handler shape), and the merge that adds one handler per event, recognised by
  * the entry script's name, keeping every other setting and hook as it was.
- * Installing twice changes nothing.
+ * Installing twice changes nothing. The daemon token Claude Code's HTTP hooks
+ * send is set and cleared apart from the handlers: it lives in the user's own
+ * settings only, never in a project file (hooks-install.ts decides where).
  */
 import { CkptError } from '../model/errors.js';
 import type { Phase } from '../model/hook-payload.js';
@@ -21,6 +23,13 @@ interface EventWiring {
 interface AgentSpec {
   /** Config file, relative to the project root or to the home directory. */
   file: Record<Scope, string>;
+  /**
+   * The project file the team shares (commits) when `file.project` is the user's own one beside it
+   * (Claude Code's `.claude/settings.json` beside `settings.local.json`). Nothing of ours goes there:
+   * our handlers name this user's script, port and token variable. An older git-ckpt wired the
+   * project there, with the daemon token; install and uninstall take ours and the token out of it.
+   */
+  sharedProjectFile?: string;
   /** `nested`: event → [{matcher, hooks: [handler]}] (Claude, Codex, Gemini); `flat`: event → [handler]. */
   layout: 'nested' | 'flat';
   /** Keys a new file starts with. */
@@ -87,9 +96,9 @@ const READ_ONLY_TOOLS = {
 } as const;
 
 /** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
-function claudeStyle(dir: string, file: string, withFailure: boolean, toolMatcher: string): AgentSpec {
+function claudeStyle(file: Record<Scope, string>, withFailure: boolean, toolMatcher: string): AgentSpec {
   return {
-    file: { project: `${dir}/${file}`, user: `${dir}/${file}` },
+    file,
     layout: 'nested',
     skeleton: {},
     toolMatcher,
@@ -147,10 +156,15 @@ function flatStyle(
 
 /** @public (tests use it) */
 export const AGENT_SPECS: Record<ConfigAgent, AgentSpec> = {
-  claude: claudeStyle('.claude', 'settings.json', true, allToolsBut(READ_ONLY_TOOLS.claude)),
+  // Claude Code's project settings are two files: `settings.json`, which teams commit, and
+  // `settings.local.json`, the user's own (Claude Code has git ignore it). Ours go in the user's.
+  claude: {
+    ...claudeStyle({ project: '.claude/settings.local.json', user: '.claude/settings.json' }, true, allToolsBut(READ_ONLY_TOOLS.claude)),
+    sharedProjectFile: '.claude/settings.json',
+  },
   // Codex has no PostToolUseFailure (its PostToolUse also fires after a failed shell command), and
   // hooks only its shell, apply_patch and MCP tools; its matcher is a Rust regex, without look-ahead.
-  codex: claudeStyle('.codex', 'hooks.json', false, '*'),
+  codex: claudeStyle({ project: '.codex/hooks.json', user: '.codex/hooks.json' }, false, '*'),
   gemini: {
     file: { project: '.gemini/settings.json', user: '.gemini/settings.json' },
     layout: 'nested',
@@ -179,7 +193,7 @@ export const AGENT_SPECS: Record<ConfigAgent, AgentSpec> = {
   // Its PostToolUse stays synchronous: a shell that exited non-zero is reported only there (`Exit Code:
   // 3` in its text), and a background post would land after the next call took its changes.
   qwen: {
-    ...claudeStyle('.qwen', 'settings.json', true, '*'),
+    ...claudeStyle({ project: '.qwen/settings.json', user: '.qwen/settings.json' }, true, '*'),
     skeleton: { $version: 4 },
     handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S * 1000 }),
   },
@@ -188,7 +202,7 @@ export const AGENT_SPECS: Record<ConfigAgent, AgentSpec> = {
   // next to it replaces the same events, so ours live in settings.json. Its PostToolUse stays
   // synchronous: a shell's exit status is told only there.
   droid: {
-    ...claudeStyle('.factory', 'settings.json', false, allToolsBut(READ_ONLY_TOOLS.droid)),
+    ...claudeStyle({ project: '.factory/settings.json', user: '.factory/settings.json' }, false, allToolsBut(READ_ONLY_TOOLS.droid)),
     handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
   },
   copilot: flatStyle(
@@ -210,23 +224,28 @@ function shellQuote(s: string): string {
  * @public (tests use it)
  */
 export function hookCommand(script: string, agent: HookAgent, phase: Phase): string {
-  return `sh ${shellQuote(script)} ${agent} ${phase} 2>/dev/null || true`;
+  // A bare name is the installed command, looked up on PATH (an npm bin link carries the exec bit).
+  const run = script.includes('/') ? `sh ${shellQuote(script)}` : script;
+  return `${run} ${agent} ${phase} 2>/dev/null || true`;
 }
 
 /**
  * Claude Code's HTTP hooks (2.1.63 on): tool events POSTed straight to the
  * daemon on 127.0.0.1, no process per call. The token travels in a header
- * Claude fills from a variable of the settings' `env`, which only the hooks
- * that list it in `allowedEnvVars` may read. A prompt and a session start stay
- * command hooks: they start the daemon when it is down (an HTTP hook then fails
- * open, and the next command hook's capture takes what it missed).
+ * Claude fills from the variable `GIT_CKPT_TOKEN` of its environment, which
+ * only the hooks that list it in `allowedEnvVars` may read; the variable is set
+ * in the `env` of the user's own Claude settings (`withToken`), never in a
+ * project file. A prompt and a session start stay command hooks: they start the
+ * daemon when it is down (an HTTP hook then fails open, and the next command
+ * hook's capture takes what it missed).
  */
 export interface HttpTransport {
   port: number;
   token: string;
 }
 
-const TOKEN_VARIABLE = 'GIT_CKPT_TOKEN';
+/** @public (tests use it) */
+export const TOKEN_VARIABLE = 'GIT_CKPT_TOKEN';
 const TOKEN_HEADER = 'X-Ckpt-Token';
 /** The agents with HTTP hooks, and the events that use them. */
 const HTTP_EVENTS: Partial<Record<HookAgent, ReadonlySet<string>>> = {
@@ -246,6 +265,36 @@ function httpHandler(http: HttpTransport, agent: ConfigAgent, phase: Phase): Rec
     allowedEnvVars: [TOKEN_VARIABLE],
     timeout: TIMEOUT_S,
   };
+}
+
+/** Pure: whether a config's `env` sets the daemon token's variable (to anything). */
+export function setsToken(config: Json): boolean {
+  return isObject(config.env) && TOKEN_VARIABLE in config.env;
+}
+
+/** Pure: the daemon token a config's `env` sets, if it sets one. */
+export function tokenIn(config: Json): string | undefined {
+  const value = isObject(config.env) ? config.env[TOKEN_VARIABLE] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Pure: the config with the daemon token in its `env` (every other variable kept). */
+export function withToken(config: Json, token: string): Json {
+  if (tokenIn(config) === token) return config;
+  return { ...config, env: { ...(isObject(config.env) ? config.env : {}), [TOKEN_VARIABLE]: token } };
+}
+
+/** Pure: the config without the daemon token (and without `env` when it held nothing else). */
+export function withoutToken(config: Json): Json {
+  if (!setsToken(config)) return config;
+  const { [TOKEN_VARIABLE]: _token, ...rest } = config.env as Json;
+  const { env: _env, ...others } = config;
+  return Object.keys(rest).length ? { ...others, env: rest } : others;
+}
+
+/** Pure: whether a config holds nothing but the keys a new file of this agent starts with (ours all gone). */
+export function isEmptyConfig(config: Json, agent: ConfigAgent): boolean {
+  return Object.keys(config).every((k) => k in AGENT_SPECS[agent].skeleton);
 }
 
 function isOurs(handler: unknown, spec: AgentSpec): boolean {
@@ -278,7 +327,10 @@ function eventList(hooks: Json, event: string, file: string): unknown[] {
   return list;
 }
 
-/** Pure: the config without any of our handlers (other hooks and groups kept as they were). @public (tests use it) */
+/**
+ * Pure: the config without any of our handlers (other hooks and groups kept as they were); the
+ * daemon token, which other configs' HTTP hooks may read, is `withoutToken`'s. @public (tests use it)
+ */
 export function removeHooks(config: Json, agent: ConfigAgent, file = 'config'): Json {
   const spec = AGENT_SPECS[agent];
   const hooks = hooksTable(config, file);
@@ -306,12 +358,6 @@ export function removeHooks(config: Json, agent: ConfigAgent, file = 'config'): 
   const out: Json = { ...config, hooks: next };
   if (Object.keys(next).length === 0 && config.hooks !== undefined && Object.keys(hooks).length > 0) delete out.hooks;
   if (config.hooks === undefined) delete out.hooks;
-  // The HTTP hooks' token goes with them (and `env` with it when it held nothing else).
-  if (isObject(config.env) && TOKEN_VARIABLE in config.env) {
-    const { [TOKEN_VARIABLE]: _token, ...rest } = config.env;
-    if (Object.keys(rest).length) out.env = rest;
-    else delete out.env;
-  }
   return out;
 }
 
@@ -326,7 +372,8 @@ function desiredEntry(spec: AgentSpec, agent: ConfigAgent, wiring: EventWiring, 
 
 /**
  * Pure: the config with our handlers wired for every event (idempotent); with
- * `http`, the agent's tool events as HTTP hooks to the daemon. @public (tests use it)
+ * `http`, the agent's tool events as HTTP hooks to the daemon (their token is
+ * `withToken`'s, in the user's settings). @public (tests use it)
  */
 export function mergeHooks(config: Json, agent: ConfigAgent, script: string, file = 'config', http?: HttpTransport): Json {
   const spec = AGENT_SPECS[agent];
@@ -337,8 +384,7 @@ export function mergeHooks(config: Json, agent: ConfigAgent, script: string, fil
   const base = removeHooks(config, agent, file);
   const hooks: Json = { ...(isObject(base.hooks) ? base.hooks : {}) };
   for (const w of spec.events) hooks[w.event] = [...eventList(hooks, w.event, file), desiredEntry(spec, agent, w, script, viaHttp)];
-  const env = viaHttp ? { env: { ...(isObject(base.env) ? base.env : {}), [TOKEN_VARIABLE]: viaHttp.token } } : {};
-  return { ...spec.skeleton, ...base, ...env, hooks };
+  return { ...spec.skeleton, ...base, hooks };
 }
 
 /** Pure: how each wired event reaches git-ckpt: `http` (to the daemon) or `command`. @public (tests use it) */
@@ -371,12 +417,9 @@ function isWired(config: Json, agent: ConfigAgent, script: string, http?: HttpTr
     for (const item of list) ours += oursIn(item, spec);
   }
   if (ours !== spec.events.length) return false;
-  return (
-    spec.events.every((w) => {
-      const list = hooks[w.event];
-      const wanted = JSON.stringify(desiredEntry(spec, agent, w, script, http));
-      return Array.isArray(list) && list.some((item) => JSON.stringify(item) === wanted);
-    }) &&
-    (http ? isObject(config.env) && config.env[TOKEN_VARIABLE] === http.token : !(isObject(config.env) && TOKEN_VARIABLE in config.env))
-  );
+  return spec.events.every((w) => {
+    const list = hooks[w.event];
+    const wanted = JSON.stringify(desiredEntry(spec, agent, w, script, http));
+    return Array.isArray(list) && list.some((item) => JSON.stringify(item) === wanted);
+  });
 }

@@ -4,7 +4,6 @@
  * only the neutral output it requires, and every problem goes to `hook.log` in
  * the store (or, without a store, next to the store root).
  */
-import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,7 +29,7 @@ import { rewindCheckDue } from '../model/rewind-detect.js';
 import { noCheckpointYet, runningBaseline } from '../capture/baseline.js';
 import { displayPath, unsafePathReason } from '../model/paths.js';
 import { locateWorkspace } from '../store/locate.js';
-import { cliEntry } from '../store/layout.js';
+import { spawnBackground } from '../store/background.js';
 import type { ChangeSource } from '../store/context.js';
 
 export interface HookRun {
@@ -351,14 +350,9 @@ async function maybeAutoPush(ws: Workspace, store: StorePaths, event: HookEvent,
   if (event.phase !== 'turn-end' || event.session === null || !existsSync(store.share)) return;
   try {
     if ((await settingsWithoutLock(ws, store))?.shareAuto !== 'turn') return;
-    const args = [cliEntry(), '-C', ws.root, 'push', `--session=${event.session}`, '--auto'];
-    const child = spawn(process.execPath, args, {
-      detached: true,
-      stdio: 'ignore',
+    spawnBackground(['-C', ws.root, 'push', `--session=${event.session}`, '--auto'], {
       env: { ...env, GIT_CKPT_HOME: path.dirname(store.dir) },
     });
-    child.on('error', () => undefined);
-    child.unref();
   } catch {
     /* a push is never worth a hook's failure: the next turn's end tries again */
   }

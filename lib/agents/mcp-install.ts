@@ -34,7 +34,7 @@ import {
   type Json,
   type Scope,
 } from './agent-config.js';
-import { mcpEntryScript } from '../store/layout.js';
+import { mcpCommandOnPath, mcpEntryScript } from '../store/layout.js';
 
 /** The agents whose MCP config git-ckpt writes: every hooked agent but pi, which has no MCP client (its extensions are its tools). */
 export type McpAgent = Exclude<HookAgent, 'pi'>;
@@ -102,11 +102,24 @@ export function mcpTarget(agent: McpAgent, scope: Scope, projectRoot: string, en
 
 /** Pure: the server entry an agent's JSON configuration gets. @public (tests use it) */
 export function serverEntry(agent: HookAgent, script: string): Json {
-  const launch = { command: 'sh', args: [script] };
+  const launch = launchOf(script);
   if (agent === 'claude' || agent === 'droid') return { type: 'stdio', ...launch };
   if (agent === 'copilot') return { type: 'local', ...launch, tools: ['*'] };
-  if (agent === 'opencode' || agent === 'kilo') return { type: 'local', command: ['sh', script], enabled: true };
+  if (agent === 'opencode' || agent === 'kilo') return { type: 'local', command: [launch.command, ...launch.args], enabled: true };
   return launch;
+}
+
+/** Pure: how the server is started: a bare name is the installed command on PATH (shared project files hold no one's own path); a path runs through sh. */
+function launchOf(script: string): { command: string; args: string[] } {
+  return script.includes('/') ? { command: 'sh', args: [script] } : { command: script, args: [] };
+}
+
+/**
+ * The script an agent's config names: in a project's config (a file teams commit), the installed
+ * `git-ckpt-mcp` on PATH when it is this package's, else this copy's path. @public (tests use it)
+ */
+export function mcpLaunchScript(scope: Scope, env: NodeJS.ProcessEnv = process.env): string {
+  return (scope === 'project' ? mcpCommandOnPath(env) : undefined) ?? mcpEntryScript();
 }
 
 const TOML_BEGIN = '# git-ckpt: begin (written by `git ckpt mcp install`; `git ckpt mcp uninstall` removes it)';
@@ -119,7 +132,8 @@ function tomlString(s: string): string {
 
 /** Pure: Codex's table for the server, between the markers. */
 function tomlBlock(script: string): string {
-  return `${TOML_BEGIN}\n[mcp_servers.${MCP_SERVER_NAME}]\ncommand = "sh"\nargs = [${tomlString(script)}]\n${TOML_END}\n`;
+  const { command, args } = launchOf(script);
+  return `${TOML_BEGIN}\n[mcp_servers.${MCP_SERVER_NAME}]\ncommand = ${tomlString(command)}\nargs = [${args.map(tomlString).join(', ')}]\n${TOML_END}\n`;
 }
 
 /** Pure: the text without our marked block (and the blank line before it). */
@@ -165,7 +179,11 @@ function serversOf(config: Json | undefined, file: string, key: 'mcp' | 'mcpServ
   return servers as Json;
 }
 
-export function installMcp(target: McpTarget, script = mcpEntryScript(), env: NodeJS.ProcessEnv = process.env): McpInstallResult {
+export function installMcp(
+  target: McpTarget,
+  script = mcpLaunchScript(target.scope),
+  env: NodeJS.ProcessEnv = process.env,
+): McpInstallResult {
   if (target.agent === 'codex') return installToml(target, script, env);
   const current = readConfig(target.file);
   const key = serversKey(target.agent);
@@ -183,7 +201,7 @@ export function installMcp(target: McpTarget, script = mcpEntryScript(), env: No
 function installToml(target: McpTarget, script: string, env: NodeJS.ProcessEnv): McpInstallResult {
   const current = readToml(target.file);
   const existing = (current?.parsed.mcp_servers as Json | undefined)?.[MCP_SERVER_NAME];
-  const wanted = { command: 'sh', args: [script] };
+  const wanted = launchOf(script);
   if (existing && sameLaunch(existing, wanted)) return { ...target, changed: false };
   if (current && current.text.includes(TOML_BEGIN) !== current.text.includes(TOML_END))
     throw new CkptError('config', `${target.file}: git-ckpt's marker lines are not both there; left untouched`);
@@ -225,7 +243,7 @@ export function uninstallMcp(target: McpTarget, env: NodeJS.ProcessEnv = process
   return { ...target, changed: true, ...(backup ? { backup } : {}) };
 }
 
-export function mcpStatus(target: McpTarget, script = mcpEntryScript()): McpStatus {
+export function mcpStatus(target: McpTarget, script = mcpLaunchScript(target.scope)): McpStatus {
   let entry: Json | undefined;
   try {
     entry = installedEntry(target);
@@ -235,7 +253,7 @@ export function mcpStatus(target: McpTarget, script = mcpEntryScript()): McpStat
   if (!entry) return { ...target, state: 'not installed' };
   const launch = [entry.args, entry.command].flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : []));
   const named = launch.find((a) => typeof a === 'string' && a.endsWith('git-ckpt-mcp'));
-  const brokenScript = typeof named === 'string' && !existsSync(named);
-  const wanted = target.agent === 'codex' ? { command: 'sh', args: [script] } : serverEntry(target.agent, script);
+  const brokenScript = typeof named === 'string' && named.includes('/') && !existsSync(named);
+  const wanted = serverEntry(target.agent, script);
   return { ...target, state: sameLaunch(entry, wanted) ? 'installed' : 'outdated', ...(brokenScript ? { brokenScript } : {}) };
 }

@@ -139,6 +139,8 @@ export function pluginEntry(text: string): string | null {
   // A hook file (Cline) runs it the way the config agents' commands do.
   const command = /^sh '((?:[^']|'\\'')*)' [a-z]+ [a-z-]+ /m.exec(text);
   if (command) return command[1]!.replace(/'\\''/g, "'");
+  // Or the installed command, by name (looked up on PATH).
+  if (/^git-ckpt-hook [a-z]+ [a-z-]+ /m.test(text)) return 'git-ckpt-hook';
   const m = /^const ENTRY = ("(?:[^"\\]|\\.)*");$/m.exec(text);
   if (!m) return null;
   try {

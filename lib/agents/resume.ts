@@ -9,6 +9,7 @@ import { parseAddress, promptTurn, resolveSession } from '../model/address.js';
 import { turnTitleKey, type CheckpointRecord } from '../model/ledger.js';
 import { RESUMABLE_AGENTS, resumePlan, type ResumePlan } from '../model/resume-plan.js';
 import { serialAt, turnTree } from '../model/turn-tree.js';
+import { splitForeignSession } from '../model/share-plan.js';
 import { completeLines, isToolResult } from '../model/rewind-detect.js';
 import type { Workspace } from '../workspace.js';
 import type { OperationReport } from '../restore/transaction.js';
@@ -25,7 +26,7 @@ export interface ResumeTarget {
 }
 
 /** Where `resume` goes back to, and how: `address` is turn:N[~K][@SESSION] or prompt:ID; `session` a prefix it may name instead. */
-async function planResume(ws: Workspace, address: string, session?: string): Promise<ResumeTarget> {
+async function planResume(ws: Workspace, address: string, session: string | undefined, dryRun: boolean): Promise<ResumeTarget> {
   const listed = await ws.list();
   const records = [...listed.records].reverse();
   const given = parseAddress(address);
@@ -43,8 +44,16 @@ async function planResume(ws: Workspace, address: string, session?: string): Pro
       `two sessions named: ${JSON.stringify(parsed.session)} in the address and ${JSON.stringify(session)} by --session`,
     );
   const sessionId = resolveSession(records, parsed.session ?? session);
+  // A fetched session's conversation lives on the machine that pushed it; its records name no file here to read.
+  const foreign = splitForeignSession(sessionId);
+  if (foreign)
+    throw new CkptError(
+      'refused',
+      `session ${sessionId.slice(0, 24)} came from another store (${foreign.writer}): its conversation is not on this machine; git ckpt restore turn:${parsed.turn}@${sessionId} takes its files`,
+    );
   const full = `turn:${parsed.turn}${parsed.back ? `~${parsed.back}` : ''}@${sessionId}`;
-  const target = await ws.resolve(full);
+  // A dry run (and --print) writes nothing, not even the probe's cache.
+  const target = await ws.resolve(full, { writeCache: !dryRun });
   const tree = turnTree(records, sessionId);
   const serial = serialAt(tree, parsed.turn, parsed.back)!;
   const ofSession = records.filter((r) => r.session === sessionId);
@@ -72,15 +81,18 @@ async function planResume(ws: Workspace, address: string, session?: string): Pro
 
 /**
  * The plan and resume's restore: made, or as a dry run (what the agent tools and the web page show).
- * The files go back whole, new ones deleted: the conversation there never saw them.
+ * As `restore` does, it deletes files the checkpoint lacks only when asked (`deleteNew`, captured ones only).
  */
 export async function resumeWithRestore(
   ws: Workspace,
   address: string,
-  options: { session?: string; dryRun: boolean },
+  options: { session?: string; dryRun: boolean; deleteNew?: boolean },
 ): Promise<ResumeTarget & { restore: OperationReport }> {
-  const planned = await planResume(ws, address, options.session);
-  return { ...planned, restore: await ws.restore(planned.target.id, { dryRun: options.dryRun, deleteNew: true }) };
+  const planned = await planResume(ws, address, options.session, options.dryRun);
+  return {
+    ...planned,
+    restore: await ws.restore(planned.target.id, { dryRun: options.dryRun, deleteNew: options.deleteNew ?? false }),
+  };
 }
 
 interface TranscriptLine {

@@ -47,6 +47,7 @@ import { readLedger } from '../model/ledger.js';
 import { branchTo, turnLabel, turnTree } from '../model/turn-tree.js';
 import { readSessionState, sessionIds, updateSessionState } from '../store/sessions.js';
 import { shortSession } from '../model/short-ids.js';
+import { shellLine } from '../model/resume-plan.js';
 import { snapshotLocked } from '../capture/snapshot.js';
 
 /** One hook reads at most this much of a transcript; the rest waits for the next one. */
@@ -333,7 +334,7 @@ async function rewindFinding(
   parent: number,
   now: string,
 ): Promise<RewindFinding> {
-  const scope = rewindScope(records, session, turn, parent);
+  const scope = rewindScope(records, session, turn, parent, ctx.location.root);
   const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.location.root };
   if (!scope.before || !scope.end) {
     return { scope, outcome: rewindOutcome(scope, session, parent, { now: [], ended: [], uncaptured: new Set(), writer: new Map() }) };
@@ -342,29 +343,36 @@ async function rewindFinding(
   const ended = await treeChanges(repo, scope.before.tree, scope.end.tree);
   const latest = records.at(-1)!;
   const uncaptured = new Set((latest.tree === now ? [] : await treeChanges(repo, latest.tree, now)).map((c) => c.path));
-  const writer = await lastWriters(repo, records, scope.since, new Set(differs.map((c) => c.path)));
-  return { scope, outcome: rewindOutcome(scope, session, parent, { now: differs, ended, uncaptured, writer }) };
+  const { writer, firstWriter } = await writers(repo, records, scope.since, new Set(differs.map((c) => c.path)));
+  return { scope, outcome: rewindOutcome(scope, session, parent, { now: differs, ended, uncaptured, writer, firstWriter }) };
 }
 
-/** The newest record among `since` that changed each path (its own path list, or git's diff when the list was cut). */
-async function lastWriters(
+/**
+ * The newest and the oldest record among `since` that changed each path (its own path list, or git's diff
+ * when the list was cut): who last changed it, and who made it.
+ */
+async function writers(
   repo: RepoAccess,
   records: readonly CheckpointRecord[],
   since: readonly CheckpointRecord[],
   wanted: Set<string>,
-): Promise<Map<string, CheckpointRecord>> {
-  const found = new Map<string, CheckpointRecord>();
+): Promise<{ writer: Map<string, CheckpointRecord>; firstWriter: Map<string, CheckpointRecord> }> {
+  const writer = new Map<string, CheckpointRecord>();
+  const firstWriter = new Map<string, CheckpointRecord>();
   const byId = new Map(records.map((r) => [r.id, r]));
-  for (let i = since.length - 1; i >= 0 && found.size < wanted.size; i--) {
-    const r = since[i]!;
+  for (const r of since) {
     let changed: readonly { path: string }[] = r.paths;
     if (r.changed > r.paths.length) {
       const parentTree = r.parent ? (byId.get(r.parent)?.tree ?? r.parentTree) : undefined;
       changed = parentTree ? await treeChanges(repo, parentTree, r.tree) : r.paths;
     }
-    for (const c of changed) if (wanted.has(c.path) && !found.has(c.path)) found.set(c.path, r);
+    for (const c of changed) {
+      if (!wanted.has(c.path)) continue;
+      if (!firstWriter.has(c.path)) firstWriter.set(c.path, r);
+      writer.set(c.path, r);
+    }
   }
-  return found;
+  return { writer, firstWriter };
 }
 
 /** At most this many paths are named in a message. */
@@ -378,6 +386,9 @@ function named(paths: readonly string[]): string {
 function files(n: number): string {
   return `${n} file${n === 1 ? '' : 's'}`;
 }
+
+/** At most this many paths are put in a command line a message names; past it, the command reviews them all. */
+const COMMAND_PATHS = 10;
 
 /** What the user is told after a rewind (`restored`: what followRewind=auto brought back, when it did). */
 function rewindMessage(
@@ -395,7 +406,17 @@ function rewindMessage(
   if (restored) {
     const missed = outcome.mark.kind === 'code' ? `, which ${agentName}'s rewind did not put back` : '';
     const failed = restored.failed ? ` (${restored.failed} could not be written: git ckpt status)` : '';
-    return `${head}: restored ${files(restored.count)} of ${turns}${missed}: ${named(outcome.restorable)}${failed}${keptNote}; git ckpt undo brings them back`;
+    const attributed = new Set(outcome.attributed);
+    const unsure = outcome.restorable.filter((p) => !attributed.has(p));
+    const address = leftBehindAddress(scope.firstPosition, session);
+    const command =
+      unsure.length <= COMMAND_PATHS
+        ? shellLine(['git', 'ckpt', 'restore', address, '--', ...unsure])
+        : `${shellLine(['git', 'ckpt', 'restore', address, '--dry-run'])} (then without --dry-run, with the paths you choose after --)`;
+    const left = unsure.length
+      ? `; left for you, changed while a tool call of ${turns} ran but not made by it for certain (it may be your own edit): ${named(unsure)}: ${command}`
+      : '';
+    return `${head}: restored ${files(restored.count)} of ${turns}${missed}: ${named(outcome.attributed)}${failed}${left}${keptNote}; git ckpt undo brings ${turns}'s files back`;
   }
   if (outcome.restorable.length === 0) return outcome.kept.length ? `${head}${keptNote}` : null;
   const shell = outcome.mark.shell ? `, ${outcome.mark.shell} of them only by the shell` : '';
@@ -406,9 +427,9 @@ function rewindMessage(
   return `${head}; ${what}: ${named(outcome.restorable)}: git ckpt restore ${leftBehindAddress(scope.firstPosition, session)}${keptNote}`;
 }
 
-/** Whether followRewind=auto restores: only after a rewind that put back the agent's own edits. */
+/** Whether followRewind=auto restores: only after a rewind that put back the agent's own edits, and only what the agent made for certain. */
 function autoRestores(finding: RewindFinding): boolean {
-  return finding.outcome.mark.kind === 'code' && finding.outcome.restorable.length > 0;
+  return finding.outcome.mark.kind === 'code' && finding.outcome.attributed.length > 0;
 }
 
 /**
@@ -427,8 +448,13 @@ export async function followRewind(
   let restored: { count: number; failed: number } | undefined;
   if (settings.followRewind === 'auto' && autoRestores(finding)) {
     try {
-      // The normal transaction: a guard first, a journal, and `git ckpt undo` to bring them back.
-      const report = await ws.scannedInFull().restore(finding.scope.before!.id, { paths: finding.outcome.restorable, deleteNew: true });
+      // The normal transaction: a guard first, a journal, and `git ckpt undo` to bring them back, with what the
+      // agent's own rewind put back (`rewound`: the turns' end), so that undo brings those turns back whole.
+      const report = await ws.scannedInFull().restore(finding.scope.before!.id, {
+        paths: finding.outcome.attributed,
+        deleteNew: true,
+        rewound: finding.scope.end!.id,
+      });
       const { counts } = report;
       restored = { count: counts.restore + counts.recreate + counts.delete, failed: counts.failed };
       note(

@@ -9,11 +9,10 @@
  * saw. Killed, it resumes: staged batches stay in the shadow index, and the
  * next session start finds a dead owner.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { cliEntry } from '../store/layout.js';
+import { spawnBackground } from '../store/background.js';
 import { processAlive } from '../store/lock.js';
 import { writeFileAtomic, type StorePaths } from '../store/store.js';
 
@@ -78,19 +77,15 @@ function clearBaseline(paths: StorePaths): void {
 export function startBaseline(root: string, paths: StorePaths, env: NodeJS.ProcessEnv): boolean {
   if (runningBaseline(paths)) return false;
   try {
-    const child = spawn(process.execPath, [cliEntry(), '-C', root, 'init', '--baseline'], {
-      detached: true,
-      stdio: 'ignore',
+    const pid = spawnBackground(['-C', root, 'init', '--baseline'], {
       // The store root this workspace was opened with, whatever the child's environment says.
       env: { ...env, GIT_CKPT_HOME: path.dirname(paths.dir) },
     });
-    child.on('error', () => undefined);
-    child.unref();
     // Claimed at once with the child's pid: a hook that comes before the child starts must not wait for it.
-    if (child.pid)
+    if (pid)
       writeFileAtomic(
         paths.baseline,
-        JSON.stringify({ pid: child.pid, host: hostname(), started: Date.now(), hashed: 0, total: 0, updated: Date.now() }),
+        JSON.stringify({ pid, host: hostname(), started: Date.now(), hashed: 0, total: 0, updated: Date.now() }),
       );
     return true;
   } catch {

@@ -54,8 +54,9 @@ export interface PathFacts {
   /**
    * 'beyond-symlink': an ancestor directory was replaced by a symlink (git refuses to stage through it).
    * 'too-long': the path is past PATH_MAX, so it cannot be read.
+   * 'repo': a directory holding a `.git` of its own (a nested repository: git records its HEAD, a gitlink).
    */
-  kind: 'file' | 'symlink' | 'dir' | 'other' | 'missing' | 'beyond-symlink' | 'too-long';
+  kind: 'file' | 'symlink' | 'dir' | 'repo' | 'other' | 'missing' | 'beyond-symlink' | 'too-long';
   size: number;
 }
 
@@ -166,6 +167,11 @@ export function planCapture(
         break;
       case 'dir':
         if (tracked) forceRemove.push(p); // a file became a directory; its files come as untracked
+        break;
+      case 'repo':
+        // A nested repository with a new commit (or a file replaced by one): `git add` records its HEAD.
+        // Dropped instead, the checkpoint would say it was deleted, and the next one that it was added.
+        if (tracked) stage.push(p);
         break;
       case 'other':
         if (tracked) forceRemove.push(p); // fifo, socket: git cannot store it

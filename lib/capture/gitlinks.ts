@@ -41,6 +41,11 @@ function writeCache(paths: StorePaths, cache: GitlinkCache): void {
   }
 }
 
+/** The nested repositories the last checkpoints held, from the cache alone (no git call; empty when there is none). */
+export function cachedGitlinks(paths: StorePaths): string[] {
+  return readCache(paths)?.paths ?? [];
+}
+
 /** The gitlinks the index holds: cached while the index still holds the stamped tree, else one `ls-files -s`. */
 async function indexGitlinks(ctx: StoreContext, signal: AbortSignal): Promise<string[]> {
   // A scratch index is a copy of the shadow index made just now: the same entries.

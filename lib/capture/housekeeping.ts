@@ -3,11 +3,10 @@
  * accumulated, and start a background gc when the retention policy has
  * something to drop. A failure here leaves loose objects, never a broken checkpoint.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StoreContext } from '../store/context.js';
-import { cliEntry } from '../store/layout.js';
+import { spawnBackground } from '../store/background.js';
 import { readLedger } from '../model/ledger.js';
 import { diskFull } from '../model/errors.js';
 import { journalBlobs, readJournal } from '../store/journal.js';
@@ -37,12 +36,9 @@ export function maybeStartBackgroundGc(ctx: StoreContext): void {
     const { settings } = ctx;
     const plan = planRetention({ records, now: Date.now(), policy: retentionPolicy(settings), storeBytes: bytes });
     if (plan.drop.length === 0 && bytes <= settings.maxBytes) return;
-    const cli = cliEntry();
     // The store root is passed on: a library caller may have opened the workspace with its own.
     const env = { ...(ctx.env ?? process.env), GIT_CKPT_HOME: path.dirname(ctx.paths.dir) };
-    const child = spawn(process.execPath, [cli, '-C', ctx.location.root, 'gc', '--auto'], { detached: true, stdio: 'ignore', env });
-    child.on('error', () => undefined);
-    child.unref();
+    spawnBackground(['-C', ctx.location.root, 'gc', '--auto'], { env });
   } catch {
     /* housekeeping only: the next check tries again */
   }

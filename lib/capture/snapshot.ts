@@ -58,6 +58,7 @@ import { probeDegraded } from '../store/probe.js';
 import { GITLINK, SYMLINK, type TreeChange } from '../model/tree.js';
 import { git, zSplitter, type GitCall } from '../git/runner.js';
 import { pathMessages } from '../model/git-messages.js';
+import { saveIgnoreRules } from './ignore-rules.js';
 import { collectFacts, expandNewDirs, lateArrivals, readForgotten, scanWorkspace, syncExcludes, trackedBelow } from './scan.js';
 import { forceRemove, holdBack, PACK_BATCH_MIN, stageBatch } from './stage.js';
 import { storeRootsInside, writeFileAtomic } from '../store/store.js';
@@ -227,8 +228,11 @@ type CapturePlan = ReturnType<typeof planCapture> & {
   forgotten: Awaited<ReturnType<typeof secretMatcher>>;
 };
 
-/** The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale entries dropped. */
-async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<CheckpointRecord | undefined> {
+/**
+ * The latest checkpoint, after the checks a write needs: schema, a lost index rebuilt, excludes in sync, stale
+ * entries dropped; and the id of the ignore rules outside the tree this capture runs with (its record names them).
+ */
+async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<{ latest: CheckpointRecord | undefined; rules: string }> {
   const latestRead = readLatest(ctx.paths.ledger);
   assertWritableSchema(latestRead.newestSchema);
   const latest = latestRead.record;
@@ -237,12 +241,13 @@ async function prepare(ctx: StoreContext, signal: AbortSignal): Promise<Checkpoi
     await git(gitCall(ctx, { verb: 'read-tree', args: [{ oid: latest.tree }], signal }));
   }
   const storeRoots = storeRootsInside(ctx.location.root, ctx.env);
-  syncExcludes(ctx.location, ctx.paths, storeRoots, ctx.scratch !== undefined);
+  const exclude = syncExcludes(ctx.location, ctx.paths, storeRoots, ctx.scratch !== undefined);
+  const rules = saveIgnoreRules(ctx.paths, exclude, ctx.env ?? process.env, ctx.scratch === undefined);
   // A nested repository that is plain files now (its .git removed): out of the index, so the scan lists its files as new.
   await forceRemove(ctx, await staleGitlinks(ctx, signal), signal);
   // Store roots inside the workspace are excluded; what was captured of one before that leaves the index.
   if (storeRoots.length) await forceRemove(ctx, await trackedBelow(ctx, storeRoots, signal), signal);
-  return latest;
+  return { latest, rules };
 }
 
 /** The scan, the facts about every candidate, and the pure capture plan. */
@@ -583,9 +588,10 @@ async function commitCheckpoint(
   tree: string,
   sizes: ReadonlyMap<string, number>,
   skipped: SkippedPath[],
-  opts: SnapshotOptions,
+  opts: SnapshotOptions & { rules: string },
   pending: Promise<ChangeSummary> | undefined,
   signal: AbortSignal,
+  { mayIncludeLater }: { mayIncludeLater: boolean },
 ): Promise<{ record: CheckpointRecord; diff: ChangeSummary }> {
   const now = Date.now();
   // The stats trailer needs the diff, so it comes before the commit.
@@ -607,8 +613,10 @@ async function commitCheckpoint(
     changed: diff.count,
     skipped: skipped.slice(0, SKIPPED_KEPT),
     skippedCount: skipped.length,
+    rules: opts.rules,
     ...(opts.operation ? { op: await opts.operation(tree) } : {}),
     ...opts.hook,
+    ...(mayIncludeLater ? { mayIncludeLater: true as const } : {}),
   };
   const isoDate = `@${Math.floor(now / 1000)} +0000`;
   const identity = {
@@ -701,7 +709,7 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
         return { ...unchanged, skipped: [], skippedCount: 0, allSkipped: [], elapsedMs: deadline.elapsed() };
       }
     }
-    const latest = await prepare(ctx, signal);
+    const { latest, rules } = await prepare(ctx, signal);
     const only = view && !view.full && latest ? view.paths : undefined;
     const plan = latest ? await planFromDisk(ctx, false, signal, only) : undefined;
     const unchanged = plan !== undefined && plan.stage.length === 0 && plan.forceRemove.length === 0;
@@ -729,7 +737,17 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
       settle();
       return { created: false, id: latest?.id, tree, record: latest, ...skippedView, elapsedMs: deadline.elapsed() };
     }
-    const { record, diff } = await commitCheckpoint(ctx, latest, tree, plan?.sizes ?? new Map(), skipped, opts, pendingChanges, signal);
+    const { record, diff } = await commitCheckpoint(
+      ctx,
+      latest,
+      tree,
+      plan?.sizes ?? new Map(),
+      skipped,
+      { ...opts, rules },
+      pendingChanges,
+      signal,
+      { mayIncludeLater: view?.later === true },
+    );
     settle();
     await afterCommit(ctx, diff, progress.total, opts, signal);
     return { created: true, id: record.id, tree, record, ...skippedView, elapsedMs: deadline.elapsed() };

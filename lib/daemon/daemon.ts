@@ -7,21 +7,24 @@
  * across the daemon and every CLI process.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { hookWorkspaceRoot, runHook } from '../agents/hook.js';
-import { scanWorkspace } from '../capture/scan.js';
+import { cachedGitlinks } from '../capture/gitlinks.js';
+import { ignoreSourceFiles, scanWorkspace } from '../capture/scan.js';
 import { coveredBy } from '../model/change-log.js';
+import { crashPoint } from '../model/crash-point.js';
 import { isCkptError } from '../model/errors.js';
-import { neutralOutput, parseHookPayload } from '../model/hook-payload.js';
+import { oneLine } from '../model/text.js';
+import { neutralOutput, parseHookPayload, withoutAgentEnv } from '../model/hook-payload.js';
 import { breakLockOfGoneOwner, processGone, withLock } from '../store/lock.js';
 import { DEFAULT_SETTINGS, readUserSettings, type Settings } from '../store/settings.js';
 import { daemonPaths, rootHookLog, storeRoot, storeRootsInside, writeFileAtomic, type DaemonPaths } from '../store/store.js';
 import { Workspace } from '../workspace.js';
 import { BODY_MAX_BYTES, forwardedCwd, forwardedEnv, QUEUE_MAX, route, type RequestFacts } from './endpoint.js';
-import { WorkspaceWatcher } from './watcher.js';
+import { type Arrival, inotifyUsage, WatchGroup, WorkspaceWatcher } from './watcher.js';
 import { answers, type DaemonStatus, type Endpoint, type WatchedWorkspace } from '../store/daemon-client.js';
 
 /** Workspaces watched at once; the least recently used one stops watching past this. */
@@ -42,6 +45,9 @@ export interface DaemonOptions {
   tickMs?: number;
 }
 
+/** How long a request may take to arrive whole (headers and body). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
 /** How long a starting daemon waits for the daemon lock. */
 const LOCK_WAIT_MS = 2000;
 
@@ -57,21 +63,23 @@ function binaryStamp(file: string): string {
   }
 }
 
-function readBody(req: http.IncomingMessage): Promise<string | null> {
+/** A request's body, or why there is none: over BODY_MAX_BYTES, or the client went away before sending it. */
+function readBody(req: http.IncomingMessage): Promise<{ text: string } | { missing: 'too-large' | 'aborted' }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > BODY_MAX_BYTES) {
-        resolve(null);
+        resolve({ missing: 'too-large' });
         req.destroy();
         return;
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', () => resolve(null));
+    req.on('end', () => resolve({ text: Buffer.concat(chunks).toString('utf8') }));
+    req.on('error', () => resolve({ missing: 'aborted' }));
+    req.on('close', () => resolve({ missing: 'aborted' }));
   });
 }
 
@@ -88,8 +96,50 @@ function ownDirectory(dir: string | null): string | null {
   }
 }
 
+/**
+ * Whether a hook may name a file for git-ckpt to read (the agent's transcript): absolute and this user's,
+ * through any symlink (the transcript reader itself takes regular files only). One not there yet (Claude
+ * writes its transcript after the session start) is no finding; one of another user's is.
+ */
+function fileToRead(file: string): 'own' | 'missing' | 'foreign' {
+  if (!path.isAbsolute(file)) return 'missing';
+  try {
+    return typeof process.getuid !== 'function' || statSync(file).uid === process.getuid() ? 'own' : 'foreign';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** Whether a workspace root has a store already. */
+function hasStore(root: string, env: NodeJS.ProcessEnv): boolean {
+  try {
+    return Workspace.open(root, { env }).store !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why `/watch` refuses a folder, or null: it takes what `git ckpt watch` names, a workspace's root as
+ * git-ckpt finds it (not the home folder, not `/`, not inside a git directory), this user's, with a
+ * store (the command makes it first). Anything wider would have the daemon watch a whole tree.
+ */
+function watchRefusal(root: string, env: NodeJS.ProcessEnv): string | null {
+  if (!ownDirectory(root)) return `${JSON.stringify(root.slice(0, 200))} is not an absolute folder of this user's`;
+  let ws: Workspace;
+  try {
+    ws = Workspace.open(root, { env });
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (ws.root !== root) return `${JSON.stringify(root.slice(0, 200))} is not a workspace's root (its workspace is ${ws.root})`;
+  if (!ws.store) return `${root} has no store (git ckpt watch makes it first)`;
+  return null;
+}
+
 class Daemon {
   private readonly watchers = new Map<string, WorkspaceWatcher>();
+  private readonly group = new WatchGroup();
   private readonly starting = new Set<string>();
   private readonly inFlight = new Map<string, number>();
   private readonly lanes = new Map<string, Promise<unknown>>();
@@ -103,6 +153,8 @@ class Daemon {
   private servers: http.Server[] = [];
   private finish!: (why: DaemonExit) => void;
   private readonly binaryAtStart: string;
+  /** The environment hook events are recorded with, before what a request forwards. */
+  private readonly hookEnv: NodeJS.ProcessEnv;
 
   constructor(
     private readonly paths: DaemonPaths,
@@ -111,6 +163,7 @@ class Daemon {
     private readonly token: string,
   ) {
     this.binaryAtStart = binaryStamp(options.binary);
+    this.hookEnv = withoutAgentEnv(options.env);
   }
 
   log(line: string, alsoHookLog = false): void {
@@ -139,7 +192,7 @@ class Daemon {
     });
     rmSync(this.paths.socket, { force: true });
     if (this.paths.socket.length <= SOCKET_PATH_MAX) {
-      const unix = http.createServer((req, res) => void this.handle(req, res, true));
+      const unix = http.createServer((req, res) => this.serveRequest(req, res, true));
       await new Promise<void>((resolve, reject) => {
         unix.once('error', reject);
         unix.listen(this.paths.socket, () => resolve());
@@ -148,7 +201,7 @@ class Daemon {
       this.socket = this.paths.socket;
       this.servers.push(unix);
     }
-    const tcp = http.createServer((req, res) => void this.handle(req, res, false));
+    const tcp = http.createServer((req, res) => this.serveRequest(req, res, false));
     const listen = (port: number) =>
       new Promise<void>((resolve, reject) => {
         tcp.once('error', reject);
@@ -166,7 +219,12 @@ class Daemon {
     this.port = (tcp.address() as AddressInfo).port;
     if (this.port !== kept) writeFileAtomic(this.paths.port, `${this.port}\n`);
     this.servers.push(tcp);
-    for (const server of this.servers) server.keepAliveTimeout = 1000;
+    for (const server of this.servers) {
+      server.keepAliveTimeout = 1000;
+      // A hook's request arrives in milliseconds: one that trickles in (a lying Content-Length) is not kept.
+      server.headersTimeout = REQUEST_TIMEOUT_MS;
+      server.requestTimeout = REQUEST_TIMEOUT_MS;
+    }
     const endpoint: Endpoint = {
       pid: process.pid,
       port: this.port,
@@ -177,7 +235,11 @@ class Daemon {
     };
     writeFileAtomic(this.paths.endpoint, `${JSON.stringify(endpoint)}\n`);
     this.log(`listening (port ${this.port}${this.socket ? `, socket ${this.socket}` : ''})`);
-    const tick = setInterval(() => void this.tick(), this.options.tickMs ?? TICK_MS);
+    const tick = setInterval(
+      () =>
+        void this.tick().catch((err: unknown) => this.log(`a clock tick failed: ${oneLine(String((err as Error)?.message ?? err), 300)}`)),
+      this.options.tickMs ?? TICK_MS,
+    );
     const onSignal = () => this.finish('stopped');
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
@@ -198,6 +260,7 @@ class Daemon {
     await Promise.race([drained, new Promise((r) => setTimeout(r, 15_000).unref())]);
     for (const server of this.servers) server.closeAllConnections();
     await Promise.all([...this.watchers.values()].map((w) => w.stop()));
+    this.group.stop();
     // Only files that are still ours: a successor may already have written its own.
     try {
       const endpoint = JSON.parse(readFileSync(this.paths.endpoint, 'utf8')) as Endpoint;
@@ -244,7 +307,7 @@ class Daemon {
       const ws = Workspace.open(root, { env: this.options.env, changesFor: () => watcher });
       if (!ws.store) return 'no store';
       const found = await ws.locked(async (ctx) => {
-        const view = await watcher.view();
+        const view = await watcher.account();
         if (view.full) return `unknown (${view.reason}): the next capture scans everything`;
         const scan = await scanWorkspace(ctx, true, new AbortController().signal);
         const covered = new Set(view.paths);
@@ -270,10 +333,11 @@ class Daemon {
    * of changes, a checkpoint of kind `watch` through the workspace's lane.
    * Watched changes count as activity, so the daemon does not exit idle under a watch.
    */
-  private async setWatch(root: string, quietMs: number | null): Promise<WatchedWorkspace | null | undefined> {
-    if (!ownDirectory(root)) return undefined;
+  private async setWatch(root: string, quietMs: number | null): Promise<WatchedWorkspace | null | { refused: string }> {
+    const refusal = watchRefusal(root, this.options.env);
+    if (refusal) return { refused: `not a workspace git ckpt watch can name: ${refusal}` };
     const watcher = this.watchers.get(root) ?? (await this.startWatcher(root));
-    if (!watcher) return undefined;
+    if (!watcher) return { refused: `${root} cannot be watched (daemon.log says why)` };
     clearTimeout(this.watchTimers.get(root));
     this.watchTimers.delete(root);
     if (quietMs === null) {
@@ -324,9 +388,17 @@ class Daemon {
         await oldest.stop();
       }
       const ignore = storeRootsInside(root, this.options.env).map((rel) => path.join(root, rel));
-      const watcher = await WorkspaceWatcher.start(root, ignore);
+      const ws = Workspace.open(root, { env: this.options.env });
+      const watcher = await WorkspaceWatcher.start(root, {
+        group: this.group,
+        ignore,
+        nestedRepos: () => (ws.store ? cachedGitlinks(ws.store) : []),
+        ignoreSources: ignoreSourceFiles(ws.location, this.options.env),
+      });
       this.watchers.set(root, watcher);
-      this.log(`${root}: watching`);
+      this.log(
+        `${root}: ${watcher.stats.unwatched ? `not fully watched (${watcher.stats.unwatched}); hooks there scan in full` : 'watching'}`,
+      );
       return watcher;
     } catch (err) {
       this.log(`${root}: cannot watch (${(err as Error).message}); hooks there scan in full`);
@@ -341,6 +413,24 @@ class Daemon {
     res.end(body);
   }
 
+  /**
+   * Every request, whatever it holds: an exception in its handler becomes a 500 and a log line, never an
+   * unhandled rejection (which would end the daemon), and a client gone mid-request ends only its request.
+   */
+  private serveRequest(req: http.IncomingMessage, res: http.ServerResponse, viaSocket: boolean): void {
+    req.on('error', () => undefined);
+    res.on('error', () => undefined);
+    this.handle(req, res, viaSocket).catch((err: unknown) => {
+      this.counts.refused += 1;
+      this.log(
+        `failed on ${JSON.stringify(`${req.method} ${req.url}`.slice(0, 80))}: ${oneLine(String((err as Error)?.stack ?? err), 400)}`,
+        true,
+      );
+      if (res.headersSent) res.destroy();
+      else this.reply(res, 500, 'internal error (see daemon.log)\n');
+    });
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, viaSocket: boolean): Promise<void> {
     this.counts.requests += 1;
     this.lastRequestAt = Date.now();
@@ -349,13 +439,14 @@ class Daemon {
       url: req.url ?? '/',
       headers: req.headers,
       viaSocket,
+      socketServed: this.socket !== null,
       token: this.token,
       port: this.port,
     };
     const where = route(facts);
     if (where.kind === 'refused') {
       this.counts.refused += 1;
-      this.log(`refused ${facts.method} ${facts.url.slice(0, 80)}: ${where.reason}`, true);
+      this.log(`refused ${JSON.stringify(`${facts.method} ${facts.url}`.slice(0, 80))}: ${where.reason}`, true);
       req.resume();
       return this.reply(res, where.status, `${where.reason}\n`);
     }
@@ -363,7 +454,11 @@ class Daemon {
     if (where.kind === 'watch') {
       req.resume();
       const watched = await this.setWatch(where.root, where.quietMs);
-      if (watched === undefined) return this.reply(res, 400, 'not a folder this user can watch\n');
+      if (watched !== null && 'refused' in watched) {
+        this.counts.refused += 1;
+        this.log(`refused a watch: ${watched.refused}`, true);
+        return this.reply(res, 400, `${watched.refused}\n`);
+      }
       return this.reply(res, 200, `${JSON.stringify(watched)}\n`, 'application/json');
     }
     if (where.kind === 'flush') {
@@ -376,21 +471,37 @@ class Daemon {
       this.finish('stopped');
       return;
     }
-    const body = await readBody(req);
+    crashPoint('endpoint');
+    const read = await readBody(req);
     const neutral = neutralOutput(where.agent);
-    if (body === null) {
+    if ('missing' in read) {
       this.counts.refused += 1;
+      if (read.missing === 'aborted') return this.log(`dropped a ${where.agent} ${where.phase} event: its client went away`);
       this.log(`refused a ${where.agent} ${where.phase} event: body over ${BODY_MAX_BYTES} bytes`, true);
       return this.reply(res, 413, `body over ${BODY_MAX_BYTES} bytes\n`);
     }
-    const env = { ...this.options.env, ...forwardedEnv(req.headers) };
+    const body = read.text;
+    // The daemon's environment, minus the variables of whichever agent started it, plus the agent's own (socket only).
+    const env = { ...this.hookEnv, ...forwardedEnv(facts) };
     const event = parseHookPayload(where.agent, where.phase, body, env);
-    const cwd = ownDirectory(viaSocket ? forwardedCwd(req.headers) : event.cwd);
-    if (!cwd || (event.projectDir !== null && !ownDirectory(event.projectDir))) {
+    // The transcript is the one file an event names for git-ckpt to read (a rewind, a Codex call's failure), and
+    // its path goes into the record: only one of this user's own (an agent's transcript always is). One not there
+    // yet is kept through the socket (as the caller's own Node hook keeps it), not over HTTP, whose sender could
+    // make it later.
+    const transcript = event.transcript === null ? 'own' : fileToRead(event.transcript);
+    if (transcript === 'foreign')
+      this.log(`a ${where.agent} ${where.phase} event named another user's file as its transcript; left out`, true);
+    if (transcript === 'foreign' || (transcript === 'missing' && !viaSocket)) event.transcript = null;
+    // Through the socket, the entry script (the caller's own process) then records the event itself, with its own
+    // rights; over HTTP (Claude Code's hooks, which fail open on any answer) the neutral answer.
+    const refuse = (why: string) => {
       this.counts.refused += 1;
-      this.log(`refused a ${where.agent} ${where.phase} event: its directory is missing, not absolute or not this user's`, true);
-      return this.reply(res, 200, neutral);
-    }
+      this.log(`refused a ${where.agent} ${where.phase} event: ${why}`, true);
+      return viaSocket ? this.reply(res, 403, `${why}\n`) : this.reply(res, 200, neutral);
+    };
+    const cwd = ownDirectory(viaSocket ? forwardedCwd(req.headers) : event.cwd);
+    if (!cwd || (event.projectDir !== null && !ownDirectory(event.projectDir)))
+      return refuse("its directory is missing, not absolute or not this user's");
     const options = { env, cwd, startedAt: Date.now(), changesFor: (root: string) => this.changesFor(root) };
     // The lane is the workspace runHook records the event in; one it would refuse gets a lane of its own.
     let key: string;
@@ -399,6 +510,13 @@ class Daemon {
     } catch {
       key = cwd;
     }
+    // A folder of this user's inside someone else's repository does not make that repository this user's workspace.
+    if (!ownDirectory(key)) return refuse(`its workspace ${JSON.stringify(key.slice(0, 200))} is not this user's`);
+    // Over HTTP the payload alone names the folder, and a token is all that vouches for the sender: it adds events
+    // to a workspace that has a store (Claude Code's prompt and session start are command hooks, which make it),
+    // never makes one, so no request has a folder of this user's read into a new store.
+    if (!viaSocket && !hasStore(key, this.options.env))
+      return refuse(`no store for ${JSON.stringify(key.slice(0, 200))} (HTTP events make none)`);
     const waiting = this.inFlight.get(key) ?? 0;
     if (waiting >= QUEUE_MAX) {
       this.counts.refused += 1;
@@ -406,12 +524,14 @@ class Daemon {
       return this.reply(res, 503, 'busy\n');
     }
     this.inFlight.set(key, waiting + 1);
+    // A post's capture stands for what changed before it arrived: the watcher marks that moment now.
+    const arrivedAt = this.arrivalOf(key, where.phase);
     const record = () => runHook(where.agent, where.phase, body, { ...options, startedAt: Date.now() }, event);
     const run = this.enqueue(
       key,
       () => {
         const watcher = this.watchers.get(key);
-        return watcher ? watcher.within(record) : record();
+        return watcher ? watcher.within(record, watcher === arrivedAt?.watcher ? arrivedAt.arrival : undefined) : record();
       },
       () => {
         this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
@@ -421,9 +541,23 @@ class Daemon {
     );
     // What a call changed is fixed when its post arrives, and the agent's next change waits for a
     // pre (or a prompt) hook, which waits for this lane: a post is answered at once.
-    if (ANSWERED_AT_ONCE.has(where.phase)) return this.reply(res, 200, neutral);
+    if (ANSWERED_AT_ONCE.has(where.phase)) {
+      await arrivedAt?.arrival.set;
+      return this.reply(res, 200, neutral);
+    }
     const result = await run.catch(() => undefined);
     this.reply(res, 200, result?.stdout ?? neutral);
+  }
+
+  /**
+   * Principle 8: what a post records is fixed when it arrives, and it is answered
+   * at once, so the agent's (or the user's) next change may come before its
+   * capture runs. The watcher's cookie is set now, before the answer; the
+   * capture then leaves what came after it for the next checkpoint.
+   */
+  private arrivalOf(root: string, phase: string): { watcher: WorkspaceWatcher; arrival: Arrival } | undefined {
+    const watcher = ANSWERED_AT_ONCE.has(phase) ? this.watchers.get(root) : undefined;
+    return watcher ? { watcher, arrival: watcher.arrival() } : undefined;
   }
 
   status(): DaemonStatus {
@@ -440,6 +574,7 @@ class Daemon {
       port: this.port,
       idleExitMs: this.settings.daemonIdleMs,
       verifyEveryMs: this.settings.daemonVerifyMs,
+      inotify: inotifyUsage(),
       workspaces: [...this.watchers.values()].map((w) => ({ ...w.stats })),
     };
   }
@@ -476,13 +611,26 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonExit> {
   }
 }
 
-/** One timestamped line in each log file; logging never stops the daemon. */
+/** A log past this size is moved to `<file>.1` (the one generation kept), as the hooks' own logs are. */
+const LOG_MAX_BYTES = 1024 * 1024;
+
+/**
+ * One timestamped line in each log file; logging never stops the daemon. Each file stays under two
+ * LOG_MAX_BYTES, however many requests are refused (anyone on this machine can knock on the port).
+ */
 function appendDaemonLog(files: string[], line: string): void {
   const text = `${new Date().toISOString()} daemon ${process.pid}: ${line}\n`;
-  try {
-    for (const file of files) appendFileSync(file, text, { mode: 0o600 });
-  } catch {
-    /* logged next time */
+  for (const file of files) {
+    try {
+      if (statSync(file).size > LOG_MAX_BYTES) renameSync(file, `${file}.1`);
+    } catch {
+      /* no log yet */
+    }
+    try {
+      appendFileSync(file, text, { mode: 0o600 });
+    } catch {
+      /* logged next time */
+    }
   }
 }
 

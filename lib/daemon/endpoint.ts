@@ -1,10 +1,16 @@
 /**
  * Pure: what the daemon's endpoint accepts. It only records hook events: it
- * never restores, reverts, deletes or reads file contents back. Over the Unix
- * socket (mode 0600 in a 0700 folder) the file system vouches for the caller;
- * over HTTP on 127.0.0.1 the per-install token does, with the Host checked.
+ * never restores, reverts, deletes or reads file contents back, and nothing in
+ * a request chooses a file, an environment variable, a store root or a command.
+ * Over the Unix socket (mode 0600 in a 0700 folder) the file system vouches for
+ * the caller, who may forward the agent's variables that attribution reads
+ * (AGENT_ENV) and its working directory; over HTTP on 127.0.0.1 the per-install
+ * token does, with the Host checked, and only hook events are taken there while
+ * the socket serves (Claude Code's HTTP hooks send the payload alone).
+ * docs/design.md, "The daemon's endpoint", lists each route.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { AGENT_ENV } from '../model/hook-payload.js';
 
 /** A hook payload is a few KiB; Claude Code's HTTP hooks send the same JSON as its command hooks. */
 export const BODY_MAX_BYTES = 64 * 1024;
@@ -15,22 +21,6 @@ export const QUEUE_MAX = 64;
 /** `git ckpt watch --quiet-ms`: shorter would checkpoint half-written saves; longer than an hour is not a watch. */
 const WATCH_QUIET_MIN_MS = 100;
 const WATCH_QUIET_MAX_MS = 3_600_000;
-
-/** The environment of the agent that a hook's answer depends on, forwarded by the entry script as headers. */
-const FORWARDED_ENV = [
-  'CLAUDE_PROJECT_DIR',
-  'CLAUDE_CODE_SESSION_ID',
-  'GEMINI_PROJECT_DIR',
-  'GEMINI_SESSION_ID',
-  'COPILOT_CLI_BINARY_VERSION',
-  'COPILOT_HOOK_DIR',
-  'COPILOT_PROJECT_DIR',
-  'CURSOR_VERSION',
-  'CURSOR_PROJECT_DIR',
-  'QWEN_PROJECT_DIR',
-  'FACTORY_PROJECT_DIR',
-  'GIT_CKPT_HOOK_TRACE',
-] as const;
 
 const ENV_HEADER_PREFIX = 'x-ckpt-env-';
 const CWD_HEADER = 'x-ckpt-cwd';
@@ -55,6 +45,8 @@ export interface RequestFacts {
   headers: Record<string, string | string[] | undefined>;
   /** Through the Unix socket (vouched for by its mode), not TCP. */
   viaSocket: boolean;
+  /** The daemon listens on its socket too: the CLI's routes are served there only. */
+  socketServed: boolean;
   token: string;
   port: number | null;
 }
@@ -91,13 +83,18 @@ export function route(facts: RequestFacts): Route {
   }
   const length = Number(header(facts, 'content-length') ?? 0);
   if (length > BODY_MAX_BYTES) return { kind: 'refused', status: 413, reason: `body of ${length} bytes (at most ${BODY_MAX_BYTES})` };
-  const url = new URL(facts.url, 'http://daemon');
-  const parts = url.pathname.split('/').filter(Boolean);
+  const pathname = requestPath(facts.url);
+  if (pathname === null)
+    return { kind: 'refused', status: 400, reason: `malformed request target ${JSON.stringify(facts.url.slice(0, 60))}` };
+  const parts = pathname.split('/').filter(Boolean);
   if (facts.method === 'POST' && parts[0] === 'hook' && parts.length === 3 && NAME_RE.test(parts[1]!) && NAME_RE.test(parts[2]!))
     return { kind: 'hook', agent: parts[1]!, phase: parts[2]! };
-  if (facts.method === 'GET' && url.pathname === '/status') return { kind: 'status' };
-  if (facts.method === 'POST' && url.pathname === '/stop') return { kind: 'stop' };
-  if (facts.method === 'POST' && url.pathname === '/watch') {
+  // The CLI's routes (status, stop, flush, watch) go through the socket; HTTP serves them only when there is none.
+  if (!facts.viaSocket && facts.socketServed)
+    return { kind: 'refused', status: 404, reason: `no such endpoint over HTTP: ${facts.method} ${pathname.slice(0, 60)}` };
+  if (facts.method === 'GET' && pathname === '/status') return { kind: 'status' };
+  if (facts.method === 'POST' && pathname === '/stop') return { kind: 'stop' };
+  if (facts.method === 'POST' && pathname === '/watch') {
     const root = utf8Header(facts.headers, ROOT_HEADER);
     const quiet = header(facts, 'x-ckpt-quiet-ms');
     const quietMs = quiet === 'off' ? null : Number(quiet);
@@ -109,18 +106,35 @@ export function route(facts: RequestFacts): Route {
       };
     return { kind: 'watch', root, quietMs };
   }
-  if (facts.method === 'POST' && url.pathname === '/flush') {
+  if (facts.method === 'POST' && pathname === '/flush') {
     return { kind: 'flush', root: utf8Header(facts.headers, ROOT_HEADER) ?? null };
   }
-  return { kind: 'refused', status: 404, reason: `no such endpoint: ${facts.method} ${url.pathname.slice(0, 60)}` };
+  return { kind: 'refused', status: 404, reason: `no such endpoint: ${facts.method} ${pathname.slice(0, 60)}` };
 }
 
-/** The agent's environment as its entry script forwarded it. */
-export function forwardedEnv(headers: RequestFacts['headers']): Record<string, string> {
+/**
+ * The path of a request target (origin form, or the absolute form a proxy sends), or null when it is
+ * none (`//`, `http://[`): never an exception, which would reach no handler.
+ */
+function requestPath(target: string): string | null {
+  if (!target.startsWith('/') && !/^https?:\/\//i.test(target)) return null;
+  try {
+    return new URL(target, 'http://daemon').pathname;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The agent's variables as its entry script forwarded them: only through the socket (whose caller is
+ * this user), only AGENT_ENV's, and only those that can be a value (no control character).
+ */
+export function forwardedEnv(facts: Pick<RequestFacts, 'headers' | 'viaSocket'>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const key of FORWARDED_ENV) {
-    const value = utf8Header(headers, `${ENV_HEADER_PREFIX}${key.toLowerCase()}`);
-    if (value) env[key] = value;
+  if (!facts.viaSocket) return env;
+  for (const key of AGENT_ENV) {
+    const value = utf8Header(facts.headers, `${ENV_HEADER_PREFIX}${key.toLowerCase()}`);
+    if (value && !/[\0-\x1f\x7f]/.test(value)) env[key] = value;
   }
   return env;
 }

@@ -48,13 +48,20 @@ export async function listTree(
 const ABSENT_MODE = /^0+$/;
 
 /** The paths that differ between two trees, with their entries on each side. */
-export async function treeChanges(repo: RepoAccess, from: string, to: string, signal?: AbortSignal): Promise<TreeChange[]> {
+export async function treeChanges(
+  repo: RepoAccess,
+  from: string,
+  to: string,
+  signal?: AbortSignal,
+  scratchObjectDir?: string,
+): Promise<TreeChange[]> {
   const { stdout } = await git({
     verb: 'diff-tree',
     args: ['-r', '-z', '--no-renames', '--raw', { oid: from }, { oid: to }],
     gitDir: repo.gitDir,
     cwd: repo.cwd,
     signal,
+    scratchObjectDir,
   });
   return parseRawDiff(stdout);
 }
@@ -144,4 +151,33 @@ export async function forEachObject(
         `checkpoint content is missing from the store: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`,
       );
   }
+}
+
+/**
+ * Sizes of objects (bytes, or bytes on disk), from one `cat-file --batch-check`; an id may be abbreviated
+ * (a diff's `index` line), and the map is keyed by the id as asked. Missing ones are absent.
+ */
+export async function objectSizes(
+  repo: RepoAccess & { scratchObjectDir?: string },
+  oids: Iterable<string>,
+  format: '%(objectsize)' | '%(objectsize:disk)' = '%(objectsize)',
+): Promise<Map<string, number>> {
+  const ids = [...new Set(oids)];
+  const sizes = new Map<string, number>();
+  if (ids.length === 0) return sizes;
+  const { stdout } = await git({
+    verb: 'cat-file',
+    args: [`--batch-check=%(objectname) ${format}`],
+    gitDir: repo.gitDir,
+    cwd: repo.cwd,
+    input: `${ids.join('\n')}\n`,
+    scratchObjectDir: repo.scratchObjectDir,
+  });
+  // One answer line per id asked, in order: `<id> <size>`, or `<name> missing`.
+  const lines = stdout.toString('utf8').split('\n');
+  ids.forEach((id, i) => {
+    const [, size] = (lines[i] ?? '').split(' ');
+    if (size && /^\d+$/.test(size)) sizes.set(id, Number(size));
+  });
+  return sizes;
 }

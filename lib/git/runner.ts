@@ -137,8 +137,9 @@ export interface GitCall {
    * Keep the settings of `git -c key=value ckpt …` (GIT_CONFIG_PARAMETERS, and
    * GIT_CONFIG_COUNT with its GIT_CONFIG_KEY_n/VALUE_n): the person's own config
    * for this one command. Only with userConfig; no other GIT_* variable is kept.
+   * An environment instead of `true` takes them from it (a hook's, read in a daemon or a library).
    */
-  commandLineConfig?: boolean;
+  commandLineConfig?: boolean | NodeJS.ProcessEnv;
   /** Extra environment (author identity for commit-tree). Keys must not start with GIT_ unless listed. */
   env?: Record<string, string>;
   /** The environment to start from instead of the process's (a library caller's, with its HOME). */
@@ -292,18 +293,22 @@ function assertCkptRef(ref: string): string {
 /** What `git -c` and `git --config-env` hand a subcommand. */
 const COMMAND_LINE_CONFIG_RE = /^GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)$/;
 
+/** The settings `git -c key=value …` handed this process, as the variables that carry them. */
+export function commandLineConfigOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && COMMAND_LINE_CONFIG_RE.test(key)) found[key] = value;
+  return found;
+}
+
 /** @public (tests use it) */
 export function buildEnv(call: GitCall): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  const keepCommandLine = call.userConfig === true && call.commandLineConfig === true;
-  for (const [key, value] of Object.entries(call.baseEnv ?? process.env)) {
-    if (
-      !key.startsWith('GIT_') ||
-      (keepCommandLine && COMMAND_LINE_CONFIG_RE.test(key)) ||
-      (call.network && NETWORK_PASSTHROUGH_GIT.has(key))
-    )
-      env[key] = value;
+  const base = call.baseEnv ?? process.env;
+  for (const [key, value] of Object.entries(base)) {
+    if (!key.startsWith('GIT_') || (call.network && NETWORK_PASSTHROUGH_GIT.has(key))) env[key] = value;
   }
+  if (call.userConfig === true && call.commandLineConfig)
+    Object.assign(env, commandLineConfigOf(call.commandLineConfig === true ? base : call.commandLineConfig));
   if (!call.network) env.GIT_CONFIG_NOSYSTEM = '1';
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_OPTIONAL_LOCKS = '0';

@@ -11,6 +11,11 @@
  *   prompt:ID            the state just before the turn of the agent's own
  *                        prompt id (Claude's prompt_id, Codex's turn_id), on
  *                        whichever branch holds it
+ *
+ * Checkpoints fetched from other stores (records with an `origin`) are foreign:
+ * `latest` and a `turn:N` or `prompt:ID` without a session are this workspace's
+ * own; a fetched session is named by its origin (`<session>@<writer>`) and
+ * reached only by naming it (its prefix, or `<session prefix>@<writer prefix>`).
  */
 import { shortId, shortSession } from './short-ids.js';
 import { CkptError } from './errors.js';
@@ -55,14 +60,12 @@ const NOT_FOUND = { notFound: true };
 export function resolveAddress(records: readonly CheckpointRecord[], input: string): CheckpointRecord {
   const address = parseAddress(input);
   if (address.kind === 'latest') {
-    if (records.length === 0) throw new CkptError('nothing', 'no checkpoints yet (take one with: git ckpt snapshot)');
-    const record = records[records.length - 1 - address.back];
+    // The workspace's own chain: a fetched checkpoint is never `latest`, even in a store with none of its own.
+    const own = records.filter((r) => !r.origin);
+    if (own.length === 0) throw new CkptError('nothing', 'no checkpoints yet (take one with: git ckpt snapshot)');
+    const record = own[own.length - 1 - address.back];
     if (!record) {
-      throw new CkptError(
-        'bad-address',
-        `${input.trim()}: only ${records.length} checkpoint${records.length === 1 ? '' : 's'} exist`,
-        NOT_FOUND,
-      );
+      throw new CkptError('bad-address', `${input.trim()}: only ${own.length} checkpoint${own.length === 1 ? '' : 's'} exist`, NOT_FOUND);
     }
     return record;
   }
@@ -86,7 +89,10 @@ export function resolveAddress(records: readonly CheckpointRecord[], input: stri
  * holds it (rewinds ago; 0: the current one). A turn a rewind left behind answers to its id as it did.
  */
 export function promptTurn(records: readonly CheckpointRecord[], prompt: string): { session: string; turn: number; back: number } {
-  const owners = records.filter((r) => r.agentTurn === prompt && r.session !== null && r.turn !== null);
+  const all = records.filter((r) => r.agentTurn === prompt && r.session !== null && r.turn !== null);
+  // The workspace's own turn first: another store's record can neither take its prompt id nor make it ambiguous.
+  const own = all.filter((r) => !r.origin);
+  const owners = own.length ? own : all;
   const sessions = new Set(owners.map((r) => r.session));
   if (owners.length === 0) throw new CkptError('bad-address', `unknown prompt id: ${JSON.stringify(prompt).slice(0, 80)}`, NOT_FOUND);
   if (sessions.size > 1)
@@ -103,19 +109,36 @@ export function promptTurn(records: readonly CheckpointRecord[], prompt: string)
   return { session, turn, back: 0 };
 }
 
-/** Pure: the session a prefix names (unique among the ledger's sessions), or the most recent one. */
+/**
+ * Pure: the session a prefix names, or this workspace's most recent one. The workspace's own sessions
+ * answer first; a fetched session (`<session>@<writer>`) only to a prefix no own session has, or to
+ * `<session prefix>@<writer prefix>`.
+ */
 export function resolveSession(records: readonly CheckpointRecord[], prefix?: string): string {
+  const own = records.filter((r) => !r.origin);
   if (prefix === undefined) {
-    for (let i = records.length - 1; i >= 0; i--) if (records[i]!.session !== null) return records[i]!.session!;
+    for (let i = own.length - 1; i >= 0; i--) if (own[i]!.session !== null) return own[i]!.session!;
     throw new CkptError('bad-address', 'no checkpoint belongs to a session yet (sessions come from agent hooks or --session)');
   }
-  const sessions = [...new Set(records.map((r) => r.session).filter((s): s is string => s !== null))];
-  const exact = sessions.find((s) => s === prefix);
+  const sessionsOf = (rs: readonly CheckpointRecord[]) => [...new Set(rs.map((r) => r.session).filter((s): s is string => s !== null))];
+  const mine = sessionsOf(own);
+  const foreign = sessionsOf(records.filter((r) => r.origin)).filter((s) => !mine.includes(s));
+  const exact = mine.find((s) => s === prefix) ?? foreign.find((s) => s === prefix);
   if (exact) return exact;
-  const matches = sessions.filter((s) => s.startsWith(prefix));
+  const at = prefix.lastIndexOf('@');
+  const named = (s: string) => {
+    if (s.startsWith(prefix)) return true;
+    const sat = s.lastIndexOf('@');
+    return at > 0 && sat > 0 && s.slice(0, sat).startsWith(prefix.slice(0, at)) && s.slice(sat + 1).startsWith(prefix.slice(at + 1));
+  };
+  const ownMatches = mine.filter(named);
+  const matches = ownMatches.length ? ownMatches : foreign.filter(named);
   if (matches.length === 0) throw new CkptError('bad-address', `unknown session: ${JSON.stringify(prefix).slice(0, 80)}`, NOT_FOUND);
   if (matches.length > 1)
-    throw new CkptError('bad-address', `session ${JSON.stringify(prefix).slice(0, 80)} is ambiguous (${matches.length} matches)`);
+    throw new CkptError(
+      'bad-address',
+      `session ${JSON.stringify(prefix).slice(0, 80)} is ambiguous (${matches.length} matches${ownMatches.length ? '' : `: ${matches.slice(0, 3).join(', ')}`})`,
+    );
   return matches[0]!;
 }
 

@@ -12,9 +12,15 @@ export interface WatchedChange {
   type: 'create' | 'update' | 'delete';
 }
 
+/** The sequence numbers of a path's first and latest events since the capture that last took it. */
+interface PathSeq {
+  first: number;
+  last: number;
+}
+
 export interface ChangeLog {
-  /** Paths changed since the last capture, each with the sequence number of its latest event. */
-  paths: Map<string, number>;
+  /** Paths changed since the last capture, with the sequence numbers of their events. */
+  paths: Map<string, PathSeq>;
   /** The reason the set may be incomplete, or null when it is complete. */
   unknown: string | null;
   /** The sequence number at which the log last became unknown. */
@@ -22,8 +28,16 @@ export interface ChangeLog {
   seq: number;
 }
 
-/** What one capture scans: every path, or only these. */
-export type ChangeView = { full: true; reason: string; upTo: number } | { full: false; paths: string[]; upTo: number };
+/**
+ * What one capture scans: every path, or only these. `upTo` is the sequence
+ * number the capture stands for (a post's: its event's arrival); `later` says
+ * the capture may also take changes recorded after it, which it cannot tell
+ * apart (a path changed before and after, a file made after inside a folder
+ * it scans, a full scan).
+ */
+export type ChangeView =
+  | { full: true; reason: string; upTo: number; later: boolean }
+  | { full: false; paths: string[]; upTo: number; later: boolean };
 
 /**
  * Past this many changed paths a capture scans everything: ls-files matches
@@ -49,9 +63,13 @@ export function markUnknown(log: ChangeLog, reason: string): void {
   log.paths.clear();
 }
 
+/** In a submodule's repository under the workspace's `.git/modules/`: what moves its commit (the gitlink's). */
+const REF_NAMES = new Set(['HEAD', 'packed-refs']);
+
 /**
  * The path a change stands for in a scan, or what it means otherwise:
  * - `.git/info/exclude` changes the ignore rules: unknown;
+ * - a submodule's HEAD or refs under `.git/modules/` move a gitlink the event cannot name: unknown;
  * - anything else in the workspace's own `.git` is not workspace content;
  * - inside a nested repository, the folder that holds its `.git` (captured as a gitlink);
  * - a `.gitignore` changes what is ignored below its folder: that folder is scanned (the root's: everything);
@@ -63,6 +81,8 @@ export function pathForScan(rel: string): { path: string } | { unknown: string }
   const parts = rel.split('/');
   if (parts[0] === '.git') {
     if (rel === '.git/info/exclude') return { unknown: 'the ignore rules changed (.git/info/exclude)' };
+    if (parts[1] === 'modules' && (REF_NAMES.has(parts.at(-1)!) || parts.includes('refs')))
+      return { unknown: `a submodule's commit moved (${parts.slice(0, -1).join('/')})` };
     return { ignore: true };
   }
   const nested = parts.indexOf('.git');
@@ -91,21 +111,33 @@ export function recordChanges(log: ChangeLog, changes: readonly WatchedChange[],
     // Kept while unknown too: a full capture running now settles only what it saw.
     log.seq += 1;
     recorded += 1;
-    log.paths.set(meaning.path, log.seq);
+    const seen = log.paths.get(meaning.path);
+    if (seen) seen.last = log.seq;
+    else log.paths.set(meaning.path, { first: log.seq, last: log.seq });
   }
   if (log.paths.size > maxPaths) markUnknown(log, `more than ${maxPaths} paths changed since the last capture`);
   return recorded;
 }
 
-/** What the next capture scans. */
-export function viewOf(log: ChangeLog): ChangeView {
-  if (log.unknown !== null) return { full: true, reason: log.unknown, upTo: log.seq };
-  const paths = [...log.paths.keys()].sort();
+/**
+ * What the next capture scans, standing for the changes recorded up to
+ * `upTo` (by default all of them): a path first changed after it is left for
+ * the next capture.
+ */
+export function viewOf(log: ChangeLog, upTo = log.seq): ChangeView {
+  const after = [...log.paths].filter(([, seq]) => seq.last > upTo);
+  if (log.unknown !== null) return { full: true, reason: log.unknown, upTo, later: after.length > 0 || log.unknownAt > upTo };
+  const paths = [...log.paths].filter(([, seq]) => seq.first <= upTo).map(([p]) => p);
+  paths.sort();
   let bytes = 0;
   for (const p of paths) bytes += Buffer.byteLength(p) + 1;
   if (bytes > MAX_TRACKED_BYTES)
-    return { full: true, reason: `the changed paths take more than ${MAX_TRACKED_BYTES} bytes`, upTo: log.seq };
-  return { full: false, paths: minimalCover(paths), upTo: log.seq };
+    return { full: true, reason: `the changed paths take more than ${MAX_TRACKED_BYTES} bytes`, upTo, later: after.length > 0 };
+  const cover = minimalCover(paths);
+  const scanned = new Set(cover);
+  // Changed again after upTo, or made after it inside a folder this capture scans: it takes them too.
+  const later = after.some(([p, seq]) => seq.first <= upTo || coveredBy(p, scanned));
+  return { full: false, paths: cover, upTo, later };
 }
 
 /** Pure: sorted paths without those below another one of them (a folder's pathspec covers them). */
@@ -120,6 +152,26 @@ function minimalCover(sorted: string[]): string[] {
 }
 
 /**
+ * Place the changes recorded between `upTo` (a cookie set) and `seen` (its
+ * event come): the watcher batches what happens within a few milliseconds,
+ * so they may have been made before or after the cookie. `when` says what is
+ * known of a path: `before` (made only before it: taken now), `after` (made
+ * after it: left for the next capture), `both` (either: taken now, and the
+ * capture says it may hold later changes). Paths first recorded after `seen`
+ * changed after the cookie.
+ */
+export function placeLate(log: ChangeLog, upTo: number, seen: number, when: (path: string) => 'before' | 'after' | 'both'): void {
+  for (const [p, seq] of log.paths) {
+    if (seq.last <= upTo || seq.first > seen) continue;
+    const placed = when(p);
+    if (placed === 'after') continue;
+    seq.first = Math.min(seq.first, upTo);
+    // Made only before the cookie, unless a later batch changed it again.
+    if (placed === 'before' && seq.last <= seen) seq.last = upTo;
+  }
+}
+
+/**
  * After a capture that used `view`: what it saw is settled, except the paths
  * it could not take (skipped, held back), which every later capture looks at
  * again as the full scan would. Changes recorded while it ran stay.
@@ -127,8 +179,17 @@ function minimalCover(sorted: string[]): string[] {
 export function settle(log: ChangeLog, view: ChangeView, keep: readonly string[]): void {
   const kept = new Set(keep);
   if (view.full && log.unknown !== null && log.unknownAt <= view.upTo) log.unknown = null;
-  for (const [p, seq] of log.paths) if (seq <= view.upTo && !kept.has(p)) log.paths.delete(p);
-  for (const p of keep) if (!log.paths.has(p)) log.paths.set(p, view.upTo);
+  for (const [p, seq] of log.paths) {
+    if (kept.has(p)) continue;
+    if (seq.last <= view.upTo) log.paths.delete(p);
+    // Changed again since upTo: what is left to take came after it.
+    else seq.first = Math.max(seq.first, view.upTo + 1);
+  }
+  for (const p of keep) {
+    const seq = log.paths.get(p);
+    if (seq) seq.first = Math.min(seq.first, view.upTo);
+    else log.paths.set(p, { first: view.upTo, last: view.upTo });
+  }
 }
 
 /** Whether a path is one of `paths` or below one of them. */

@@ -18,7 +18,8 @@ const PAUSE_UNTIL = process.env.GIT_CKPT_TEST_PAUSE_UNTIL;
 
 /**
  * Points: `journal` (written, nothing applied), `write:N` (after N files written), `gc-pack` (new pack made,
- * nothing deleted), `door` (inside the workspace lock, before the command's work).
+ * nothing deleted), `door` (inside the workspace lock, before the command's work), `endpoint` (the daemon's
+ * handler of a hook event, before it reads the body).
  */
 export function crashPoint(point: string): void {
   if (CRASH_AT === undefined) return;
@@ -26,7 +27,10 @@ export function crashPoint(point: string): void {
   if (CRASH_AT === `throw:${point}`) throw new Error(`test fault at ${point} (GIT_CKPT_TEST_CRASH)`);
 }
 
-/** Points: `staged` (a snapshot's files are hashed into the shadow index, its tree not written yet). */
+/**
+ * Points: `staged` (a snapshot's files are hashed into the shadow index, its tree not written yet),
+ * `post-lane` (the daemon answered a post and its capture is about to run).
+ */
 export async function pausePoint(point: string): Promise<void> {
   if (PAUSE_AT !== point || !PAUSE_UNTIL || existsSync(PAUSE_UNTIL)) return;
   const waiting = `${PAUSE_UNTIL}.waiting`;

@@ -38,8 +38,16 @@ const PATH_MESSAGES: Array<{ re: RegExp; reason: SkippedPath['reason'] }> = [
 /** Lines that say nothing about what was captured. */
 const HARMLESS = [/^hint: /, /^warning: adding embedded git repository: /];
 
+/**
+ * The errors of a path that is gone: it was deleted (`rm -rf` while a tool call ran) between the
+ * listing and the read, or a folder above it was replaced by a file. That is a deletion, which the
+ * next listing records, never a path that could not be read. (The runner sets LC_ALL=C: the texts are
+ * the C library's own.)
+ */
+const VANISHED_RE = /: (?:No such file or directory|Not a directory)$/;
+
 export interface GitPathMessages {
-  /** One per path (git often names a path it could not read in two or three lines). */
+  /** One per path (git often names a path it could not read in two or three lines); never a path that vanished. */
   skipped: SkippedPath[];
   /** Every other non-empty line, for the caller to judge. */
   other: string[];
@@ -50,6 +58,7 @@ export interface GitPathMessages {
 /** Pure: the paths git could not read, from its stderr. */
 export function pathMessages(stderr: string): GitPathMessages {
   const skipped = new Map<string, SkippedPath>();
+  const vanished = new Set<string>();
   const other: string[] = [];
   let inIgnoredList = false;
   let ignoredAdvice = false;
@@ -67,7 +76,9 @@ export function pathMessages(stderr: string): GitPathMessages {
     const path = known?.re.exec(line)?.[1];
     const skip = openDirMessage(line) ?? (known && path ? { path, reason: known.reason } : undefined);
     if (!skip) other.push(line);
+    else if (VANISHED_RE.test(line)) vanished.add(skip.path);
     else if (!skipped.has(skip.path)) skipped.set(skip.path, skip);
   }
-  return { skipped: [...skipped.values()], other, ignoredAdvice };
+  // git names a vanished file again in a line of its own (`unable to index file 'x'`): that is no skip either.
+  return { skipped: [...skipped.values()].filter((s) => !vanished.has(s.path)), other, ignoredAdvice };
 }

@@ -24,10 +24,58 @@ import { oneLine } from './text.js';
 import { redact } from './redact.js';
 import { fromCline, fromOpencode, fromPi, isPluginEnvelope } from './plugin-events.js';
 
-const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'qwen', 'droid', 'opencode', 'kilo', 'pi', 'cline', 'generic'] as const;
-type Agent = (typeof AGENTS)[number];
+/** The agents whose payloads `git ckpt hook` reads (their hooks and plugins name them); anything else is read as `generic`. */
+export const PAYLOAD_AGENTS = [
+  'claude',
+  'codex',
+  'gemini',
+  'cursor',
+  'copilot',
+  'qwen',
+  'droid',
+  'opencode',
+  'kilo',
+  'pi',
+  'cline',
+  'generic',
+] as const;
+type Agent = (typeof PAYLOAD_AGENTS)[number];
 export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
 export type Phase = (typeof PHASES)[number];
+
+/**
+ * The agent's environment variables that attribution reads, and the only ones: session ids, project folders,
+ * and the markers of the agent that really runs. The entry script forwards exactly these to the daemon
+ * (hooks/git-ckpt-hook; a test compares the two lists), and the daemon takes no other variable from a request.
+ */
+export const AGENT_ENV = [
+  'CLAUDE_PROJECT_DIR',
+  'CLAUDE_CODE_SESSION_ID',
+  'GEMINI_PROJECT_DIR',
+  'GEMINI_SESSION_ID',
+  'COPILOT_CLI_BINARY_VERSION',
+  'COPILOT_HOOK_DIR',
+  'COPILOT_PROJECT_DIR',
+  'CURSOR_VERSION',
+  'CURSOR_PROJECT_DIR',
+  'QWEN_PROJECT_DIR',
+  'FACTORY_PROJECT_DIR',
+  'DROID_PROJECT_DIR',
+] as const;
+
+/** What parsing may read of the environment: its type admits no variable outside AGENT_ENV. */
+export type AgentEnv = Partial<Record<(typeof AGENT_ENV)[number], string | undefined>>;
+
+/**
+ * An environment without the agent's variables. The daemon starts with none and records with none of its own:
+ * the hook that started it (one session of one agent) lends them to no other event, whose come from its own
+ * request or not at all.
+ */
+export function withoutAgentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const rest = { ...env };
+  for (const key of AGENT_ENV) delete rest[key];
+  return rest;
+}
 
 export interface HookEvent {
   /** The agent really running: Copilot and Cursor also run Claude's hooks, and say so in the environment. */
@@ -163,7 +211,7 @@ export function isInjectedPrompt(prompt: string | null): boolean {
 }
 
 /** Pure: the agent that is really running, from the variables it sets in every hook's environment. */
-function runningAgent(configAgent: Agent, env: Record<string, string | undefined>): Agent {
+function runningAgent(configAgent: Agent, env: AgentEnv): Agent {
   if (configAgent === 'copilot' || configAgent === 'cursor') return configAgent;
   if (env.COPILOT_CLI_BINARY_VERSION || env.COPILOT_HOOK_DIR || env.COPILOT_PROJECT_DIR) return 'copilot';
   if (env.CURSOR_VERSION || env.CURSOR_PROJECT_DIR) return 'cursor';
@@ -213,7 +261,7 @@ function timestampMs(v: unknown): number | null {
 }
 
 function isAgent(v: string): v is Agent {
-  return (AGENTS as readonly string[]).includes(v);
+  return (PAYLOAD_AGENTS as readonly string[]).includes(v);
 }
 
 function isPhase(v: string): v is Phase {
@@ -225,12 +273,7 @@ function isPhase(v: string): v is Phase {
  * line; an unknown agent is read as `generic` (every spelling), an unknown
  * phase as `post` (a checkpoint is the safe default), both with a problem noted.
  */
-export function parseHookPayload(
-  agentArg: string,
-  phaseArg: string,
-  text: string,
-  env: Record<string, string | undefined> = {},
-): HookEvent {
+export function parseHookPayload(agentArg: string, phaseArg: string, text: string, env: AgentEnv = {}): HookEvent {
   const problems: string[] = [];
   const via: Agent = isAgent(agentArg) ? agentArg : 'generic';
   const agent = runningAgent(via, env);

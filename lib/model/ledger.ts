@@ -8,7 +8,7 @@ import { closeSync, fstatSync, openSync, readSync, appendFileSync, readFileSync,
 import { CkptError } from './errors.js';
 import { unsafePathReason } from './paths.js';
 import { isObjectId } from './oid.js';
-import type { ActionCounts } from './tree.js';
+import { fileEntryProblem, type ActionCounts, type PathChange } from './tree.js';
 
 export const LEDGER_SCHEMA = 1;
 
@@ -47,7 +47,23 @@ export interface OperationInfo {
   leftAlone?: string[];
   /** A revert of several checkpoints (a turn range, a session): their ids, newest first. */
   reverted?: string[];
+  /**
+   * A restore that followed a rewind inside the agent (followRewind=auto): the last checkpoint of the turns
+   * left behind. Its undo brings those turns' files back, what the agent's own rewind had put back too.
+   */
+  rewound?: string;
+  /**
+   * What the operation changed that its record cannot show: a file it wrote that the record's capture does
+   * not take (ignored now: it restored a file a rule ignores today), or one it deleted that its guard never
+   * took. Undo reverses these too, so it returns to the state before the operation, not to its guard's view
+   * of it. At most UNRECORDED_KEPT; `unrecordedCount` says when there were more (undo leaves those).
+   */
+  unrecorded?: PathChange[];
+  unrecordedCount?: number;
 }
+
+/** Changes an operation record keeps that its tree cannot show (see OperationInfo.unrecorded). */
+export const UNRECORDED_KEPT = 2000;
 
 export interface SkippedPath {
   path: string;
@@ -97,6 +113,11 @@ export interface CheckpointRecord {
   skipped: SkippedPath[];
   /** Number of skipped paths, when `skipped` was cut. */
   skippedCount: number;
+  /**
+   * The ignore rules outside the tree this checkpoint was taken with (the exclude file, the global
+   * excludes), by their id in the store; absent in checkpoints recorded before records named them.
+   */
+  rules?: string;
   /** Restore, revert and undo records only. */
   op?: OperationInfo;
   /** The tree of a parent gc dropped: what this checkpoint's change (its revert) is computed against. */
@@ -127,6 +148,11 @@ export interface CheckpointRecord {
   fork?: ForkMark;
   /** A checkpoint fetched from another machine's store (`git ckpt fetch`, `bundle import`): where it came from. */
   origin?: CheckpointOrigin;
+  /**
+   * A post the daemon captured after answering it: it may hold changes made after the event arrived (a path
+   * changed before and after, a file made later in a folder it scanned, a full scan). Absent when it holds none.
+   */
+  mayIncludeLater?: true;
 }
 
 export interface CheckpointOrigin {
@@ -217,6 +243,7 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
     if (r[key] !== undefined && typeof r[key] !== 'string') return `bad ${key}`;
   }
   if (r.failed !== undefined && typeof r.failed !== 'boolean') return 'bad failed';
+  if (r.mayIncludeLater !== undefined && r.mayIncludeLater !== true) return 'bad mayIncludeLater';
   if (r.subagent !== undefined) {
     const a = r.subagent as { id?: unknown; type?: unknown } | null;
     if (!a || typeof a !== 'object' || typeof a.id !== 'string' || !nullableString(a.type)) return 'bad subagent';
@@ -230,13 +257,22 @@ export function recordProblem(r: Partial<CheckpointRecord>): string | undefined 
     if (typeof op.journal !== 'string' || !/^[0-9a-f]{1,64}$/.test(op.journal)) return 'bad journal id';
     if (typeof op.counts !== 'object' || op.counts === null || !Array.isArray(op.failures)) return 'bad operation counts';
     if (op.reverted !== undefined && (!Array.isArray(op.reverted) || !op.reverted.every(isObjectId))) return 'bad reverted ids';
+    if (op.rewound !== undefined && !isObjectId(op.rewound)) return 'bad rewound id';
     if (
       op.leftAlone !== undefined &&
       (!Array.isArray(op.leftAlone) || op.leftAlone.some((p) => typeof p !== 'string' || unsafePathReason(p)))
     )
       return 'bad left-alone paths';
+    if (op.unrecorded !== undefined) {
+      if (!Array.isArray(op.unrecorded) || op.unrecorded.length > UNRECORDED_KEPT) return 'bad unrecorded changes';
+      for (const c of op.unrecorded as unknown[]) {
+        if (!Array.isArray(c) || c.length !== 3 || typeof c[0] !== 'string' || unsafePathReason(c[0])) return 'bad unrecorded change';
+        if (fileEntryProblem(c[1], isObjectId) ?? fileEntryProblem(c[2], isObjectId)) return 'bad unrecorded change';
+      }
+    }
   }
   if (r.parentTree !== undefined && !isObjectId(r.parentTree)) return 'bad parent tree';
+  if (r.rules !== undefined && (typeof r.rules !== 'string' || !/^[0-9a-f]{24}$/.test(r.rules))) return 'bad rules id';
   if (r.formerIds !== undefined && (!Array.isArray(r.formerIds) || !r.formerIds.every(isObjectId))) return 'bad former ids';
   if (r.rewind !== undefined) {
     const w = r.rewind as Partial<RewindMark> | null;

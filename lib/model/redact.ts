@@ -103,10 +103,27 @@ const FILE_RULES = REDACTION_RULES.filter((rule) => rule.inFiles);
 /** Names the rules `findSecret` applies: a cache of its verdicts is good for this table only. */
 export const FILE_RULES_VERSION = FILE_RULES.map((rule) => `${rule.name}=${rule.pattern.source}`).join('\n');
 
+const OWN_TOKEN_RULE = "git-ckpt's daemon token";
+
+/**
+ * Pure: git-ckpt's own secret, the daemon token, found in a file's bytes by its exact value (48 hex
+ * digits are no shape of their own: any file may hold such a run), so in a binary file too, with the
+ * line it is on. A hit withholds a push as any credential does; the caller reads the token's value.
+ */
+export function findOwnToken(content: Uint8Array, token: string | undefined): { rule: string; line: number } | undefined {
+  if (!token) return undefined;
+  const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  const at = bytes.indexOf(token, 0, 'latin1');
+  if (at < 0) return undefined;
+  let line = 1;
+  for (let i = bytes.indexOf(10); i >= 0 && i < at; i = bytes.indexOf(10, i + 1)) line++;
+  return { rule: OWN_TOKEN_RULE, line };
+}
+
 /**
  * Pure: the first rule of the table whose credential shape `text` (a file's content) holds, with the line
  * it is on, or undefined. Only the rules marked `inFiles`: a checkpoint is withheld from a push for a real
- * token, not for code that names one.
+ * token, not for code that names one. @public (tests use it)
  */
 export function findSecret(text: string): { rule: string; line: number } | undefined {
   for (const rule of FILE_RULES) {
@@ -115,4 +132,47 @@ export function findSecret(text: string): { rule: string; line: number } | undef
     if (match) return { rule: rule.name, line: text.slice(0, match.index).split('\n').length };
   }
   return undefined;
+}
+
+/**
+ * How `findSecretInBytes` reads a file's bytes. A push's scan cache is keyed on it with the rule
+ * table: a change here makes the next push read every blob again.
+ */
+export const BYTES_SCAN_VERSION = 'utf-8 text; utf-16 le or be, with or without a byte order mark; any file with a NUL as latin1';
+
+/** Pure: whether bytes look like UTF-16 text: a byte order mark, or NULs on one side of every pair (ASCII text). */
+function utf16Order(content: Buffer): 'le' | 'be' | undefined {
+  if (content[0] === 0xff && content[1] === 0xfe) return 'le';
+  if (content[0] === 0xfe && content[1] === 0xff) return 'be';
+  const pairs = Math.floor(Math.min(content.length, 8000) / 2);
+  if (pairs < 8) return undefined;
+  let evenNul = 0;
+  let oddNul = 0;
+  for (let i = 0; i < pairs; i++) {
+    if (content[2 * i] === 0) evenNul++;
+    if (content[2 * i + 1] === 0) oddNul++;
+  }
+  if (oddNul >= pairs * 0.3 && evenNul <= pairs * 0.05) return 'le';
+  if (evenNul >= pairs * 0.3 && oddNul <= pairs * 0.05) return 'be';
+  return undefined;
+}
+
+/**
+ * Pure: `findSecret` over a file's bytes, whatever they are. UTF-8 text as text; UTF-16 text (either
+ * byte order, with or without a mark) decoded; and every file with a NUL in its first 8,000 bytes
+ * (SQLite pages, `.pyc` files, core dumps) also as latin1, where a token's ASCII bytes stand as they
+ * are. Measured here: 50 MB of random bytes in 0.2–0.3 s, 50 MB of UTF-16 text in 0.4 s; a push reads each
+ * blob once (its verdict is cached in share.json).
+ */
+export function findSecretInBytes(content: Buffer): { rule: string; line: number } | undefined {
+  const order = utf16Order(content);
+  if (order) {
+    const start = content[0] === 0xff || content[0] === 0xfe ? 2 : 0;
+    const even = content.subarray(start, start + Math.floor((content.length - start) / 2) * 2);
+    const text = order === 'le' ? even.toString('utf16le') : Buffer.from(even).swap16().toString('utf16le');
+    const hit = findSecret(text);
+    if (hit) return hit;
+  }
+  if (!order && !content.subarray(0, 8000).includes(0)) return findSecret(content.toString('utf8'));
+  return findSecret(content.toString('latin1'));
 }

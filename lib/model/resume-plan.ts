@@ -30,6 +30,20 @@ export interface ResumePlan {
 
 export const RESUMABLE_AGENTS = ['claude', 'codex', 'gemini', 'copilot'] as const;
 
+/** The headless line's last word: printed as it is, never run. */
+const PROMPT_PLACEHOLDER = '<your next prompt>';
+
+/**
+ * Pure: the argv that reopens a session. The id comes from a record (a fetched one is another
+ * machine's): it never stands as a word of its own where the agent's parser could read it as an option.
+ * Claude Code and Copilot CLI (commander) and Gemini CLI (yargs) take `--resume=<id>` whole, whatever
+ * follows the `=` (Claude Code 2.1.332 answers `--resume=--dangerously-skip-permissions` with "not a
+ * UUID"); Codex (clap) takes its SESSION_ID after `--`.
+ */
+function resumeArgv(agent: string, session: string): string[] {
+  return agent === 'codex' ? ['codex', 'resume', '--', session] : [agent, `--resume=${session}`];
+}
+
 /** Pure: the plan for one agent, or undefined for an agent git-ckpt cannot resume. */
 export function resumePlan(input: {
   agent: string;
@@ -45,7 +59,7 @@ export function resumePlan(input: {
 }): ResumePlan | undefined {
   const { agent, session, turn, title } = input;
   if (input.leftBehind && RESUMABLE_AGENTS.includes(agent as (typeof RESUMABLE_AGENTS)[number])) {
-    const command = agent === 'codex' ? ['codex', 'resume', session] : [agent, '--resume', session];
+    const command = resumeArgv(agent, session);
     return {
       agent,
       session,
@@ -70,19 +84,17 @@ export function resumePlan(input: {
       // --resume-session-at finds only messages of the conversation's current branch.
       return {
         ...base,
-        command: ['claude', '--resume', session],
+        command: resumeArgv('claude', session),
         steps: [`press Esc twice, pick ${prompt} and choose “Restore conversation” (git-ckpt has restored the files already)`],
         ...(input.resumeAt
           ? {
               headless: [
                 'claude',
                 '-p',
-                '--resume',
-                session,
+                `--resume=${session}`,
                 '--fork-session',
-                '--resume-session-at',
-                input.resumeAt,
-                '<your next prompt>',
+                `--resume-session-at=${input.resumeAt}`,
+                PROMPT_PLACEHOLDER,
               ],
             }
           : {}),
@@ -91,21 +103,21 @@ export function resumePlan(input: {
       return input.previousTurnId
         ? {
             ...base,
-            command: ['codex', 'resume', session],
+            command: resumeArgv('codex', session),
             steps: [`git-ckpt forks the thread right before ${prompt} and opens the fork; the thread itself stays as it is`],
             fork: { threadId: session, lastTurnId: input.previousTurnId },
           }
-        : { ...base, command: ['codex', 'resume', session], steps: [`press Esc twice and step back to ${prompt}, then Enter to edit it`] };
+        : { ...base, command: resumeArgv('codex', session), steps: [`press Esc twice and step back to ${prompt}, then Enter to edit it`] };
     case 'gemini':
       return {
         ...base,
-        command: ['gemini', '--resume', session],
+        command: resumeArgv('gemini', session),
         steps: [`type /rewind and pick ${prompt} (the conversation only: the files are restored)`],
       };
     case 'copilot':
       return {
         ...base,
-        command: ['copilot', '--resume', session],
+        command: resumeArgv('copilot', session),
         steps: [`type /rewind and pick ${prompt} (the conversation only: the files are restored)`],
       };
     default:
@@ -118,7 +130,7 @@ export function forkedPlan(plan: ResumePlan, threadId: string): ResumePlan {
   const { fork: _made, ...rest } = plan;
   return {
     ...rest,
-    command: ['codex', 'resume', threadId],
+    command: resumeArgv('codex', threadId),
     steps: [`a fork of the thread, right before prompt ${plan.turn} (the thread itself is as it was)`],
   };
 }
@@ -130,11 +142,14 @@ export function unforkedPlan(plan: ResumePlan): ResumePlan {
   return { ...rest, steps: [`press Esc twice and step back to ${prompt}, then Enter to edit it`] };
 }
 
-/** Pure: argv as one shell line (single quotes where needed). */
+/** A word the shell reads as it is: no character it treats apart, and no `~` it would expand (first, or after `:` or `=`). */
+function isPlainWord(a: string): boolean {
+  return /^[A-Za-z0-9_@%+=:,./~-]+$/.test(a) && !/^~|[:=]~/.test(a);
+}
+
+/** Pure: argv as one shell line: every word but the prompt placeholder single-quoted where the shell would read it otherwise. */
 export function shellLine(argv: readonly string[]): string {
-  return argv
-    .map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : a.startsWith('<') && a.endsWith('>') ? a : `'${a.replace(/'/g, `'\\''`)}'`))
-    .join(' ');
+  return argv.map((a) => (isPlainWord(a) || a === PROMPT_PLACEHOLDER ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
 /**
@@ -143,5 +158,5 @@ export function shellLine(argv: readonly string[]): string {
  */
 export function resumeCommandLine(address: string, session: string): string {
   const pinned = address.startsWith('turn:') && !address.includes('@') ? `${address}@${shortSession(session)}` : address;
-  return `git ckpt resume ${pinned}`;
+  return shellLine(['git', 'ckpt', 'resume', pinned]);
 }

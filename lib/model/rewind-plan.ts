@@ -9,6 +9,7 @@
  * again, and what still differs is what it missed, the shell's changes. Or it
  * kept the files ("conversation only"): they are as E has them.
  */
+import path from 'node:path';
 import type { CheckpointRecord, RewindKind, RewindMark } from './ledger.js';
 import type { TreeChange } from './tree.js';
 import { turnsLeft, turnTree } from './turn-tree.js';
@@ -24,14 +25,34 @@ export interface RewindScope {
   before: CheckpointRecord | null;
   /** E: the last checkpoint of the turns left behind that their own work made (not a session start between turns). */
   end: CheckpointRecord | null;
-  /** Paths the agent's file tools wrote in those turns (as far as their records list them). */
+  /**
+   * Paths the agent's file tools named in their input in those turns (a record with no input: the paths
+   * its post changed, as far as the record lists them).
+   */
   fileToolPaths: Set<string>;
   /** Records after B, oldest first: where each differing path was last changed. */
   since: CheckpointRecord[];
 }
 
-/** Pure: the turns a rewind at turn `turn` back to turn `parent` left behind, and the checkpoints around them. */
-export function rewindScope(records: readonly CheckpointRecord[], session: string, turn: number, parent: number): RewindScope {
+/**
+ * Pure: the workspace paths a file tool's input summary names (hook-payload's `summarizeInput`): the path
+ * (absolute, or relative to the workspace), or a patch's `A x, M y, D z` list. None when it names none
+ * it can be sure of (a summary cut short, a path outside the workspace).
+ */
+function namedByInput(tool: string, input: string, root: string): string[] {
+  const inWorkspace = (p: string) => {
+    const rel = path.isAbsolute(p) ? path.relative(root, p) : path.normalize(p);
+    return rel && !rel.startsWith('..') && !path.isAbsolute(rel) && !rel.endsWith('…') ? [rel.split(path.sep).join('/')] : [];
+  };
+  if (tool === 'apply_patch') return input.split(', ').flatMap((item) => (/^[AMDR] ./.test(item) ? inWorkspace(item.slice(2).trim()) : []));
+  return inWorkspace(input);
+}
+
+/**
+ * Pure: the turns a rewind at turn `turn` back to turn `parent` left behind, and the checkpoints around them.
+ * `root` (the workspace) reads the paths the file tools' inputs name.
+ */
+export function rewindScope(records: readonly CheckpointRecord[], session: string, turn: number, parent: number, root = '/'): RewindScope {
   const tree = turnTree(records, session);
   const { left, firstPosition } = turnsLeft(tree.pathTo(turn - 1), parent);
   const leftSet = new Set(left);
@@ -43,8 +64,12 @@ export function rewindScope(records: readonly CheckpointRecord[], session: strin
     before = opens ? first : (records.find((r) => r.id === first.parent) ?? null);
   }
   const fileToolPaths = new Set<string>();
-  for (const r of ofLeft)
-    if (r.kind === 'post' && r.tool !== null && FILE_TOOLS.has(r.tool)) for (const p of r.paths) fileToolPaths.add(p.path);
+  // What the file tool was asked to write, not what its post captured: a hand edit made while it ran is in that post too.
+  for (const r of ofLeft) {
+    if (r.kind !== 'post' || r.tool === null || !FILE_TOOLS.has(r.tool)) continue;
+    const named = r.input ? namedByInput(r.tool, r.input, root) : r.paths.map((p) => p.path);
+    for (const p of named) fileToolPaths.add(p);
+  }
   const at = before ? records.indexOf(before) : -1;
   return {
     left,
@@ -61,6 +86,13 @@ export interface RewindOutcome {
   mark: RewindMark;
   /** Paths to bring back to B: each last changed by a tool call of the turns left behind. */
   restorable: string[];
+  /**
+   * Of those, the ones followRewind=auto restores, which it can put down to the agent: named by a file
+   * tool's input, made by those turns (absent from B, first seen in a post of theirs), or gone now (putting
+   * B's back overwrites nothing). The others, files a shell call's post found changed (a hand edit made
+   * while it ran is in that post too), are the user's to restore.
+   */
+  attributed: string[];
   /** Paths that differ from B but that something else changed since, with what. */
   kept: { path: string; why: string }[];
 }
@@ -80,19 +112,26 @@ export function rewindOutcome(
     ended: readonly TreeChange[];
     uncaptured: ReadonlySet<string>;
     writer: ReadonlyMap<string, CheckpointRecord>;
+    /** The oldest record since B that changed each differing path (what made a path B lacks). */
+    firstWriter?: ReadonlyMap<string, CheckpointRecord>;
   },
 ): RewindOutcome {
   const left = new Set(scope.left);
   const differs = new Map(input.now.map((c) => [c.path, c]));
   const restorable: string[] = [];
+  const attributed: string[] = [];
   const kept: RewindOutcome['kept'] = [];
+  const byLeftCall = (r: CheckpointRecord | undefined) =>
+    r !== undefined && r.session === session && r.turn !== null && left.has(r.turn) && r.kind === 'post';
   for (const change of input.now) {
     const writer = input.writer.get(change.path);
     if (input.uncaptured.has(change.path)) kept.push({ path: change.path, why: 'changed since the last checkpoint' });
     else if (!writer) kept.push({ path: change.path, why: 'changed before the turns left behind' });
-    else if (writer.session === session && writer.turn !== null && left.has(writer.turn) && writer.kind === 'post')
+    else if (byLeftCall(writer)) {
       restorable.push(change.path);
-    else if (writer.session !== null && writer.session !== session)
+      const made = change.before === null && byLeftCall(input.firstWriter?.get(change.path));
+      if (scope.fileToolPaths.has(change.path) || made || change.after === null) attributed.push(change.path);
+    } else if (writer.session !== null && writer.session !== session)
       kept.push({ path: change.path, why: 'changed since by another session' });
     else kept.push({ path: change.path, why: 'changed since by you or another program' });
   }
@@ -104,7 +143,7 @@ export function rewindOutcome(
     else if (written.every((c) => differs.has(c.path) && same(differs.get(c.path)!.after, c.after))) kind = 'conversation';
   }
   const shell = restorable.filter((p) => !scope.fileToolPaths.has(p)).length;
-  return { mark: { parent, kind, pending: restorable.length, shell }, restorable, kept };
+  return { mark: { parent, kind, pending: restorable.length, shell }, restorable, attributed, kept };
 }
 
 const AGENT_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', gemini: 'Gemini CLI' };

@@ -14,7 +14,7 @@ import { CHECKPOINT_AUTHOR, commitMessage, isCheckpointAuthor, readCommitText, r
 import { isShareId, type CheckpointRecord } from './ledger.js';
 import { isObjectId } from './oid.js';
 import { redact } from './redact.js';
-import { oneLine } from './text.js';
+import { oneLine, optionWords, shellWord } from './text.js';
 
 export const SHARE_REFS = 'refs/ckpt/v1';
 export const REMOTE_REFS = 'refs/ckpt-remote';
@@ -25,9 +25,25 @@ const PUSH_CAP_BYTES = 1.5 * 1000 ** 3;
 /** Refs per push command; a host's own lower cap re-chunks (see pushRefusal). */
 export const REFS_PER_PUSH = 50;
 
+/** What names the checkpoints of no session where a session is asked for (`push`, `unpush`): their ref's part, which no session id has. */
+export const NO_SESSION = '_none';
+
+/** Pure: how a printed command line names a session (the checkpoints of no session too). */
+export function sessionWords(session: string | null): string {
+  return session === null ? `--session ${NO_SESSION}` : optionWords('--session', session);
+}
+
+/**
+ * Pure: the command that forgets exactly this file (a path found in a tree, named in a message): anchored
+ * at the root, gitignore's wildcards and leading `!`/`#` escaped, quoted for a shell.
+ */
+export function forgetPathCommand(path: string): string {
+  return `git ckpt forget --path ${shellWord(`/${path.replace(/[*?[\]\\]/g, '\\$&')}`)}`;
+}
+
 /** A session's part of a ref: its id when git takes it as a ref component, else a hash of it. */
 export function sessionRefPart(session: string | null): string {
-  if (session === null) return '_none';
+  if (session === null) return NO_SESSION;
   if (/^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$/.test(session) && session.length <= 100 && !session.endsWith('.lock'))
     return session;
   return `h-${createHash('sha256').update(session).digest('hex').slice(0, 24)}`;
@@ -48,6 +64,66 @@ export interface ShareRef {
 export function parseShareRef(ref: string): ShareRef | undefined {
   const m = /^(?:refs\/ckpt\/v1|refs\/ckpt-remote\/[A-Za-z0-9][A-Za-z0-9_-]*)\/([0-9a-f]{12})\/([^/]+)\/([0-9a-f]{12})$/.exec(ref);
   return m ? { ref, ws: m[1]!, session: m[2]!, writer: m[3]! } : undefined;
+}
+
+/**
+ * The shape every id of imported history must have (session ids, agent turn and tool-call ids, subagent
+ * ids): what agents really send (UUIDs, Codex thread ids, OpenCode's `ses_…`, Cline's task numbers,
+ * tool-call ids such as `toolu_…`, people's `sess-…`): a letter or digit first, then letters, digits and
+ * `._:-`, at most 200 characters. Never an option (`-`), never whitespace, a quote, a `$` or a control
+ * character: text another store wrote never becomes an option or a shell word here.
+ */
+const IMPORTED_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
+/** Pure: why an id of imported history is refused, or undefined. @public (tests use it) */
+export function importedIdProblem(id: string): string | undefined {
+  if (id.startsWith('-')) return 'starts with "-", like an option';
+  if (/[\s\0-\x1f\x7f]/.test(id)) return 'holds a space or a control character';
+  if (id.length > 200) return 'is longer than 200 characters';
+  if (!IMPORTED_ID.test(id)) return 'is not an id (a letter or digit, then letters, digits and ._:-)';
+  return undefined;
+}
+
+/** An agent's name as git-ckpt records it. */
+const AGENT_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/**
+ * Pure: why a checkpoint record read from another store's export is refused, or undefined: each id it
+ * carries (session, the agent's turn and tool-call ids, the subagent, the session it forked from) must
+ * have an id's shape, its agent a name's.
+ */
+export function importedRecordProblem(
+  r: Pick<CheckpointRecord, 'session' | 'agentTurn' | 'call' | 'agent' | 'subagent' | 'fork'>,
+): string | undefined {
+  const ids: [string, string | null | undefined][] = [
+    ['session id', r.session],
+    ["agent's turn id", r.agentTurn],
+    ['tool-call id', r.call],
+    ['subagent id', r.subagent?.id],
+    ['forked-from session id', r.fork?.session],
+  ];
+  for (const [what, id] of ids) {
+    if (id === null || id === undefined) continue;
+    const problem = importedIdProblem(id);
+    if (problem) return `its ${what} ${JSON.stringify(id).slice(0, 60)} ${problem}`;
+  }
+  if (r.agent !== undefined && !AGENT_NAME.test(r.agent)) return `its agent name ${JSON.stringify(r.agent).slice(0, 40)} is not one`;
+  return undefined;
+}
+
+/**
+ * Pure: the name a fetched session has in this store: its id and the writer (the store that pushed it),
+ * `<session>@<writer>`. Another store's session never joins one of this store's, even under the same id:
+ * its turns are numbered apart, and `turn:N` without a session never reaches it.
+ */
+export function foreignSession(session: string, writer: string): string {
+  return `${session}@${writer}`;
+}
+
+/** Pure: a foreign session's name split back into the id its store gave it and its writer, or undefined for one of this store's. */
+export function splitForeignSession(name: string): { session: string; writer: string } | undefined {
+  const m = /^(.+)@([0-9a-f]{12})$/.exec(name);
+  return m ? { session: m[1]!, writer: m[2]! } : undefined;
 }
 
 export interface ExportIdentity {
@@ -174,7 +250,7 @@ export interface OutgoingBlob {
 export function capProblem(blobs: readonly OutgoingBlob[], totalBytes: number): string | undefined {
   const big = blobs.filter((b) => b.size > BLOB_CAP_BYTES).sort((a, b) => b.size - a.size);
   if (big.length)
-    return `${big[0]!.path} is ${megabytes(big[0]!.size)}, over the ${megabytes(BLOB_CAP_BYTES)} a pushed file may be${big.length > 1 ? ` (and ${big.length - 1} more)` : ''}: nothing was sent; git ckpt forget --path ${big[0]!.path} drops it from the store, or push other sessions`;
+    return `${big[0]!.path} is ${megabytes(big[0]!.size)}, over the ${megabytes(BLOB_CAP_BYTES)} a pushed file may be${big.length > 1 ? ` (and ${big.length - 1} more)` : ''}: nothing was sent; ${forgetPathCommand(big[0]!.path)} drops it from the store, or push other sessions`;
   if (totalBytes > PUSH_CAP_BYTES)
     return `this push would send ${megabytes(totalBytes)}, over the ${megabytes(PUSH_CAP_BYTES)} a push may be: nothing was sent; push one session at a time (--session)`;
   return undefined;

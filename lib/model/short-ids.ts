@@ -17,7 +17,7 @@ export const SHORT_ID_LENGTH = 8;
  * two groups: for a time-ordered UUIDv7 (Codex's) that is its whole millisecond
  * timestamp, so two sessions started a minute apart do not share it (its first 8
  * characters change only every 65 s). The resolver takes any unique prefix and
- * says when one is ambiguous.
+ * says when one is ambiguous. @public (tests use it)
  */
 export const SHORT_SESSION_LENGTH = 13;
 
@@ -25,6 +25,17 @@ export function shortId(id: string): string {
   return id.slice(0, SHORT_ID_LENGTH);
 }
 
+/**
+ * A session as shown: a fetched one (`<session>@<writer>`, 12 hex digits) keeps a short writer, so that
+ * what is shown names it and not this workspace's own session of the same id.
+ */
 export function shortSession(session: string): string {
+  const foreign = /^(.+)@([0-9a-f]{12})$/.exec(session);
+  if (foreign) return `${foreign[1]!.slice(0, SHORT_SESSION_LENGTH)}@${foreign[2]!.slice(0, 6)}`;
   return session.slice(0, SHORT_SESSION_LENGTH);
+}
+
+/** A session id as a label: the shown characters, and … when the id is longer, so a cut id never passes for a whole one. */
+export function sessionLabel(session: string): string {
+  return session.length > SHORT_SESSION_LENGTH ? `${shortSession(session)}…` : session;
 }

@@ -10,3 +10,24 @@ export function oneLine(text: string, max: number): string {
   const flat = text.replace(/ *[^\S ][\s]*/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/**
+ * Pure: a word of a command line git-ckpt prints for a person to run, quoted for a POSIX shell where it
+ * needs it (a name holding a space, a quote, `$`, `;` … stays one word and runs nothing).
+ */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./~^-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Pure: an option and its value as a printed command line takes them: `--name=value` when the value looks like an option itself. */
+export function optionWords(option: string, value: string): string {
+  return value.startsWith('-') ? `${option}=${shellWord(value)}` : `${option} ${shellWord(value)}`;
+}
+
+/**
+ * Pure: a noun phrase with its article, as it is said: "an AWS access key", "an npm token", "a GitHub token".
+ * A vowel, an initialism whose first letter is said with one (F, H, L, M, N, R, S, X), and npm take "an".
+ */
+export function withArticle(phrase: string): string {
+  return /^[aeiouAEIOU]|^[FHLMNRSX][A-Z0-9]|^npm\b/.test(phrase) ? `an ${phrase}` : `a ${phrase}`;
+}

@@ -53,6 +53,7 @@ export function commitMessage(record: RecordMeta): string {
     if (value) trailers.push(`Ckpt-${name}: ${oneLine(value, TEXT_MAX)}`);
   }
   if (record.failed) trailers.push('Ckpt-Failed: true');
+  if (record.mayIncludeLater) trailers.push('Ckpt-May-Include-Later: true');
   if (record.subagent)
     trailers.push(
       `Ckpt-Subagent: ${oneLine(record.subagent.id, VALUE_MAX)}${record.subagent.type ? ` ${oneLine(record.subagent.type, VALUE_MAX)}` : ''}`,
@@ -138,6 +139,7 @@ export function recordFromCommit(id: string, raw: string): CheckpointRecord | un
     if (v !== undefined) record[field] = v;
   }
   if (trailers.get('Failed') === 'true') record.failed = true;
+  if (trailers.get('May-Include-Later') === 'true') record.mayIncludeLater = true;
   const subagent = /^(\S+)(?: (.+))?$/.exec(trailers.get('Subagent') ?? '');
   if (subagent) record.subagent = { id: subagent[1]!, type: subagent[2] ?? null };
   const former = (trailers.get('Former-Ids') ?? '').split(' ').filter(isObjectId);

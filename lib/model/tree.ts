@@ -32,6 +32,22 @@ export type ActionCounts = Record<Action, number>;
 export const GITLINK = '160000';
 export const SYMLINK = '120000';
 
+/** What a journal or an operation record may say a file was or becomes: a file, an executable or a symlink (or null: absent). */
+const FILE_MODES = new Set(['100644', '100755', '120000']);
+
+/** Pure: why a stored entry (a journal's, an operation record's) is unusable, or undefined; null (absent) is fine. */
+export function fileEntryProblem(e: unknown, isId: (oid: unknown) => boolean): string | undefined {
+  if (e === null) return undefined;
+  if (typeof e !== 'object') return 'entry is not an object';
+  const { mode, oid } = e as TreeEntry;
+  if (!FILE_MODES.has(mode)) return `bad mode ${JSON.stringify(mode)}`;
+  if (!isId(oid)) return 'bad object id';
+  return undefined;
+}
+
+/** One path an operation changed: its entry before and after (null: absent). */
+export type PathChange = [path: string, before: TreeEntry | null, after: TreeEntry | null];
+
 export function sameEntry(a: TreeEntry | undefined | null, b: TreeEntry | undefined | null): boolean {
   if (!a || !b) return !a && !b;
   return a.mode === b.mode && a.oid === b.oid;

@@ -8,6 +8,8 @@
  * The rules that keep a restore from destroying what it cannot bring back:
  * - content that was never captured (ignored, too large, secret) is never
  *   deleted or overwritten;
+ * - what a checkpoint did not see is unknown there, never absent: a path it
+ *   lacks is deleted only when its scan could have seen it (`unseenReasons`);
  * - nothing is written through a symlink, or where a file or directory that is
  *   not itself planned for deletion stands in the way;
  * - unsafe paths (`..`, absolute, `.git`) are refused whatever their source.
@@ -62,6 +64,11 @@ export interface ReconcileInput {
   replaceCaptured: boolean;
   /** Folders nothing is written to or deleted from (store roots inside the workspace). */
   protectedDirs?: readonly string[];
+  /**
+   * Paths wanted absent only because a checkpoint lacks them, where that checkpoint could not have
+   * seen them (`unseenReasons`): never deleted, with the reason.
+   */
+  unseen?: ReadonlyMap<string, string>;
 }
 
 const STORE_REASON = "inside a folder of git-ckpt's stores; never written";
@@ -106,6 +113,7 @@ export function reconcile(input: ReconcileInput): Plan {
     else if (isProtected(p)) file = { path: p, action: 'skip', reason: STORE_REASON };
     else if (disk.kind === 'missing') file = { path: p, action: 'unchanged' };
     else if (!live) file = { path: p, action: 'skip', reason: 'never captured (ignored, too large or secret); left alone' };
+    else if (input.unseen?.has(p)) file = { path: p, action: 'skip', reason: input.unseen.get(p)!, from: live };
     else if (live.mode === GITLINK) file = { path: p, action: 'skip', reason: 'a nested repository; its content is not captured' };
     else if (disk.blocker) file = { path: p, action: 'skip', reason: `${disk.blocker.kind} in the path: ${disk.blocker.path}` };
     else if (disk.kind === 'dir' || disk.kind === 'other')
@@ -249,6 +257,58 @@ export function uncapturedNote(uncaptured: readonly UncapturedPath[]): (path: st
     const reason = exact.get(p) ?? dirs.find((d) => p.startsWith(d.path))?.reason;
     return reason === undefined ? undefined : `not captured now (${reason.replaceAll('-', ' ')}); left alone`;
   };
+}
+
+/** What a checkpoint could see, as far as a recovery that wants paths absent because it lacks them must know. */
+export interface CheckpointSight {
+  /** The checkpoint, as the reasons name it. */
+  label: string;
+  /** No checkpoint holds this state (the parent of a first checkpoint): nothing is known of what was there. */
+  none?: boolean;
+  /** Its record is gone (gc dropped it; its tree was kept as a base): what it could see is not known. */
+  dropped?: boolean;
+  /** Its ignore rules are not known (their text is gone from the store). */
+  rulesUnknown?: boolean;
+  /** Another store's (fetched, imported from a bundle): it never saw this workspace, so nothing it lacks is known absent here. */
+  foreign?: boolean;
+  /** The paths asked about that its rules ignored. */
+  ignored: ReadonlySet<string>;
+  /** Folders whose own `.gitignore` it did not capture (ignored or skipped itself): the rules below are not known. */
+  unreadRules: readonly string[];
+  /** Its record's list of what it did not capture, and whether that list was cut (then any path may be in it). */
+  skipped: readonly UncapturedPath[];
+  skipsCut: boolean;
+  /** Its nested repositories (gitlinks): it never looked inside one. */
+  gitlinks: readonly string[];
+}
+
+/**
+ * Pure: for each path a recovery would delete because a checkpoint lacks it, why that checkpoint could not
+ * have seen it, when it could not: its rules ignored it, it was listed as not captured, it lies in a nested
+ * repository, or what it saw is not known. A path absent from a checkpoint is absent only if its scan could
+ * have seen it; otherwise the path is left alone.
+ */
+export function unseenReasons(candidates: Iterable<string>, sight: CheckpointSight): Map<string, string> {
+  const out = new Map<string, string>();
+  const at = `at ${sight.label}`;
+  const below = (p: string, dir: string) => dir === '' || p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+  for (const p of candidates) {
+    let why: string | undefined;
+    if (sight.none) why = `no checkpoint saw the workspace before ${sight.label}`;
+    else if (sight.dropped) why = `what the checkpoint before ${sight.label} saw is not known (gc dropped its record)`;
+    else if (sight.foreign) why = `${sight.label} came from another store, which never saw this workspace`;
+    else if (sight.rulesUnknown) why = `the ignore rules in force ${at} are not known here`;
+    else if (sight.skipsCut) why = `${sight.label} lists only the first of the paths it did not capture`;
+    else if (sight.gitlinks.some((g) => below(p, g))) why = `inside a nested repository ${at}, which is never looked into`;
+    else if (sight.ignored.has(p)) why = `ignored ${at}`;
+    else if (sight.unreadRules.some((d) => below(p, d))) why = `a .gitignore above it was not captured ${at}, so its rules are not known`;
+    else {
+      const skip = sight.skipped.find((s) => (s.path.endsWith('/') ? p.startsWith(s.path) : p === s.path));
+      if (skip) why = `not captured ${at} (${skip.reason.replaceAll('-', ' ')})`;
+    }
+    if (why) out.set(p, `${why}: its absence there says nothing; left alone`);
+  }
+  return out;
 }
 
 /**

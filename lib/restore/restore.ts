@@ -16,14 +16,16 @@ import { listTree, treeChanges } from '../git/objects.js';
 import { EMPTY_TREE } from '../model/oid.js';
 import { isSelected, unsafePathReason } from '../model/paths.js';
 import { restoreWants, revertWants, staleUndoPaths, uncapturedNote, withExtraFiles, type PlannedFile } from './restore-plan.js';
-import { sameEntry, type TreeChange, type TreeEntry, type Want } from '../model/tree.js';
+import { GITLINK, sameEntry, type TreeChange, type TreeEntry, type Want } from '../model/tree.js';
 import { gitVersion, versionBelow } from '../git/runner.js';
 import { shortId } from '../model/short-ids.js';
+import { unseenAt } from './unseen.js';
 import {
   applyAndRecord,
   execute,
   recordAsOperation,
   reconcileHere,
+  diskHolds,
   refuseIfInterrupted,
   repoOf,
   withLive,
@@ -61,12 +63,55 @@ export async function restoreLocked(ctx: StoreContext, target: CheckpointRecord,
     const selected = (p: string) => isSelected(p, selection);
     const { want, leftovers } = restoreWants(targetEntries, live.entries, selected, options.deleteNew ?? false);
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
-    const reconciled = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false });
+    // What the checkpoint lacks is deleted only where its scan could have seen it.
+    const unseen = await unseenAt(ctx, { record: target, entries: targetEntries }, deletions(want, live));
+    const reconciled = reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: options.deleteNew ?? false, unseen });
     const uncapturedLeftovers = live.uncaptured.filter((s) => selected(s.path) && !targetEntries.has(s.path)).map((s) => s.path);
     const plan = { ...reconciled, leftovers: [...leftovers, ...uncapturedLeftovers].sort() };
-    const report = await execute(ctx, { op: 'restore', target: target.id, live, plan, paths: selection }, options);
+    const report = await execute(
+      ctx,
+      { op: 'restore', target: target.id, live, plan, paths: selection, ...(options.rewound ? { rewound: options.rewound } : {}) },
+      options,
+    );
     return withPreview(ctx, report, options, live, target.id, objectDir);
   });
+}
+
+/** The paths a plan's wants would delete that the live capture holds. */
+function deletions(want: ReadonlyMap<string, Want>, live: LiveState): string[] {
+  return [...want].filter(([p, w]) => w === null && live.entries.has(p)).map(([p]) => p);
+}
+
+/**
+ * Why each path a revert would delete is left alone, when it is: the revert deletes a path because a
+ * reverted checkpoint added it, so the state it goes back to there is that checkpoint's parent (of the
+ * oldest such checkpoint, for a range); a path that parent could not have seen is unknown there.
+ */
+async function unseenBeforeAdded(
+  ctx: StoreContext,
+  steps: readonly { id: string; parent: string | null; changes: readonly TreeChange[] }[],
+  recordOf: (id: string) => CheckpointRecord | undefined,
+  candidates: readonly string[],
+): Promise<Map<string, string>> {
+  // Steps are newest first: the last one seen adding a path is the oldest that did.
+  const addedBy = new Map<string, (typeof steps)[number]>();
+  for (const step of steps) for (const c of step.changes) if (c.before === null) addedBy.set(c.path, step);
+  const bySource = new Map<string, { step: (typeof steps)[number] | undefined; paths: string[] }>();
+  for (const p of candidates) {
+    const step = addedBy.get(p);
+    const key = step?.id ?? '';
+    const group = bySource.get(key) ?? { step, paths: [] };
+    group.paths.push(p);
+    bySource.set(key, group);
+  }
+  const out = new Map<string, string>();
+  for (const { step, paths } of bySource.values()) {
+    const record = step?.parent ? recordOf(step.parent) : undefined;
+    const label = step ? shortId(step.id) : shortId(steps.at(-1)!.id);
+    const dropped = Boolean(step?.parent && !record);
+    for (const [p, why] of await unseenAt(ctx, { record, label, dropped }, paths)) out.set(p, why);
+  }
+  return out;
 }
 
 export interface RevertOptions extends OperationOptions {
@@ -85,20 +130,29 @@ export async function revertLocked(
   targets: readonly CheckpointRecord[],
   parentTree: (record: CheckpointRecord) => string | null,
   options: RevertOptions = {},
+  records: readonly CheckpointRecord[] = [],
 ): Promise<OperationReport> {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  const recordOf = (id: string) => byId.get(id);
   refuseIfInterrupted(ctx);
   const dryRun = options.dryRun ?? false;
   const newest = targets[0]!;
   if (versionBelow(await gitVersion(), THREE_WAY_GIT)) {
     if (targets.length > 1)
       throw new CkptError('usage', `reverting a range or a session needs git ${THREE_WAY_GIT} or newer (git merge-tree --write-tree)`);
-    return revertWhole(ctx, newest, options);
+    return revertWhole(ctx, newest, options, recordOf);
   }
   // Each checkpoint's own change, read once: the merge steps and the plan's labels both use it.
-  const steps: RevertStep[] = [];
+  const steps: (RevertStep & { parent: string | null })[] = [];
   for (const t of targets) {
     const parent = parentTree(t);
-    steps.push({ id: t.id, tree: t.tree, parentTree: parent, changes: await treeChanges(repoOf(ctx), parent ?? EMPTY_TREE, t.id) });
+    steps.push({
+      id: t.id,
+      parent: t.parent,
+      tree: t.tree,
+      parentTree: parent,
+      changes: await treeChanges(repoOf(ctx), parent ?? EMPTY_TREE, t.id),
+    });
   }
   const reverted = targets.map((t) => t.id);
   const work = async (live: LiveState, objectDir?: string): Promise<OperationReport> => {
@@ -106,8 +160,9 @@ export async function revertLocked(
     const { tree, conflicts } = await revertTrees(repo, live.tree, steps, options.conflict ?? 'keep');
     const want = revertWant(live.entries, await listTree(repo, tree, undefined, objectDir));
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+    const unseen = await unseenBeforeAdded(ctx, steps, recordOf, deletions(want, live));
     const plan = labelRevertPlan({
-      merged: reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true }),
+      merged: reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true, unseen }),
       want,
       changes: steps.map((step) => step.changes),
       conflicts,
@@ -128,10 +183,15 @@ export async function revertLocked(
 const THREE_WAY_GIT = '2.38';
 
 /** One checkpoint, reverted path by path: a path changed since is a conflict, skipped whole (git < 2.38). */
-async function revertWhole(ctx: StoreContext, target: CheckpointRecord, options: OperationOptions): Promise<OperationReport> {
+async function revertWhole(
+  ctx: StoreContext,
+  target: CheckpointRecord,
+  options: OperationOptions,
+  recordOf: (id: string) => CheckpointRecord | undefined,
+): Promise<OperationReport> {
   const changes = await treeChanges(repoOf(ctx), target.parent ?? EMPTY_TREE, target.id);
   return withLive(ctx, options.dryRun ?? false, `guard before revert of ${shortId(target.id)}`, (live) =>
-    revertWholeLive(ctx, target, changes, live, options),
+    revertWholeLive(ctx, target, changes, live, options, recordOf),
   );
 }
 
@@ -141,16 +201,18 @@ async function revertWholeLive(
   changes: TreeChange[],
   live: LiveState,
   options: OperationOptions,
+  recordOf: (id: string) => CheckpointRecord | undefined,
 ): Promise<OperationReport> {
   const { want, conflicts, unchanged } = revertWants(changes, live.entries);
   const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+  const unseen = await unseenBeforeAdded(ctx, [{ id: target.id, parent: target.parent, changes }], recordOf, deletions(want, live));
   // Said where it matters: this git cannot keep later edits in the same file.
   const whole = conflicts.map((c) => ({
     ...c,
     reason: `${c.reason} (git ${THREE_WAY_GIT} or newer would keep later edits in other lines)`,
   }));
   const plan = withExtraFiles(
-    reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true }),
+    reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true, unseen }),
     [...whole, ...unchanged.map((p): PlannedFile => ({ path: p, action: 'unchanged' }))],
     [],
   );
@@ -180,15 +242,18 @@ export async function undoLocked(
     throw new CkptError('nothing', `nothing to undo: no restore, revert or undo has been recorded${note}`);
   }
   const changes = await treeChanges(repoOf(ctx), last.op.guard, last.id);
+  const guard = records.find((r) => r.id === last.op!.guard);
   return withLive(ctx, options.dryRun ?? false, `guard before undo of ${shortId(last.id)}`, async (live, objectDir) => {
-    const report = await undoLive(ctx, last, changes, live, options);
+    const report = await undoLive(ctx, records, last, guard, changes, live, options);
     return withPreview(ctx, report, options, live, last.op!.guard, objectDir);
   });
 }
 
 async function undoLive(
   ctx: StoreContext,
+  records: readonly CheckpointRecord[],
   last: CheckpointRecord,
+  guard: CheckpointRecord | undefined,
   allChanges: TreeChange[],
   live: LiveState,
   options: UndoOptions,
@@ -206,9 +271,30 @@ async function undoLive(
     );
   }
   const want = new Map<string, Want>(changes.map((c) => [c.path, c.before]));
-  const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
+  const rewound = last.op?.rewound ? await rewoundWants(ctx, last.op, allChanges, live) : new Map<string, Want>();
+  for (const [p, w] of rewound) want.set(p, w);
+  // What the operation changed where its record cannot show it (a file it wrote that a rule ignores now):
+  // reversed too when the disk still holds what it wrote; its record says what was there before.
+  const unrecorded = unrecordedBack(ctx, last, leftAlone, want);
+  if (unrecorded.stale.length && !options.force)
+    throw new CkptError(
+      'stale',
+      `undo refused: ${unrecorded.stale.length} file${unrecorded.stale.length === 1 ? '' : 's'} the ${last.kind} wrote changed since (${unrecorded.stale.slice(0, 5).join(', ')}${unrecorded.stale.length > 5 ? ', …' : ''}); nothing was changed (--force undoes the rest anyway)`,
+      { stale: unrecorded.stale },
+    );
+  const entries = new Map(live.entries);
+  for (const [p, e] of unrecorded.held) entries.set(p, e);
+  const disk = gatherDiskFacts(ctx.location.root, want, entries);
+  // Back to the state before the operation, not to the guard's view of it: what the guard could not see
+  // (ignored then, not captured) and the operation's record holds is no change of the operation's.
+  const ownDeletions = deletions(want, live).filter((p) => !rewound.has(p) && !unrecorded.held.has(p));
+  const unseen = await unseenAt(ctx, { record: guard, label: `the guard of ${shortId(last.id)}` }, ownDeletions);
+  const rewoundRecord = last.op?.rewound ? records.find((r) => r.id === last.op!.rewound) : undefined;
+  const rewoundDeletions = deletions(want, live).filter((p) => rewound.has(p));
+  for (const [p, why] of await unseenAt(ctx, { record: rewoundRecord, label: 'the turns left behind' }, rewoundDeletions))
+    unseen.set(p, why);
   const plan = withExtraFiles(
-    reconcileHere(ctx, { want, live: live.entries, disk, replaceCaptured: true }),
+    reconcileHere(ctx, { want, live: entries, disk, replaceCaptured: true, unseen }),
     allChanges
       .filter((c) => leftAlone.has(c.path))
       .map(
@@ -220,6 +306,55 @@ async function undoLive(
       ),
   );
   return execute(ctx, { op: 'undo', target: last.id, live, plan }, options);
+}
+
+/**
+ * The changes an operation's record keeps beside its tree (`op.unrecorded`), each wanted back as it was
+ * before the operation while the disk holds what the operation left there (`held`: that content, which
+ * the store has); one changed since is `stale`. A path a recovery left alone stays out.
+ */
+function unrecordedBack(
+  ctx: StoreContext,
+  last: CheckpointRecord,
+  leftAlone: ReadonlySet<string>,
+  want: Map<string, Want>,
+): { held: Map<string, TreeEntry>; stale: string[] } {
+  const held = new Map<string, TreeEntry>();
+  const stale: string[] = [];
+  for (const [p, before, after] of last.op?.unrecorded ?? []) {
+    if (leftAlone.has(p)) continue;
+    if (!diskHolds(ctx.location.root, p, after)) stale.push(p);
+    else {
+      want.set(p, before);
+      if (after) held.set(p, after);
+    }
+  }
+  return { held, stale };
+}
+
+/**
+ * An undo of a restore that followed a rewind inside the agent brings those turns back whole: besides the
+ * restore's own change, each path the turns left behind changed (before them: the restore's target; at their
+ * end: `op.rewound`) that was back as before them when the restore ran (the agent's own rewind had put it
+ * back) and is still so now goes to the turns' end again. A path changed since is left as it is.
+ */
+async function rewoundWants(
+  ctx: StoreContext,
+  op: NonNullable<CheckpointRecord['op']>,
+  own: readonly TreeChange[],
+  live: LiveState,
+): Promise<Map<string, Want>> {
+  const repo = repoOf(ctx);
+  const ownPaths = new Set(own.map((c) => c.path));
+  const atGuard = await listTree(repo, op.guard);
+  const want = new Map<string, Want>();
+  for (const c of await treeChanges(repo, op.target, op.rewound!)) {
+    if (ownPaths.has(c.path) || c.after?.mode === GITLINK || c.before?.mode === GITLINK) continue;
+    const before = atGuard.get(c.path) ?? null;
+    if (!sameEntry(before, c.before) || !sameEntry(live.entries.get(c.path) ?? null, before)) continue;
+    want.set(c.path, c.after);
+  }
+  return want;
 }
 
 export interface RecoveryReport {

@@ -27,10 +27,17 @@ import { diskEntry, tryLstat } from '../capture/disk.js';
 import { CkptError } from '../model/errors.js';
 import { diffTrees } from '../inspect/inspect.js';
 import { readJournal, removeJournal, writeJournal, type Journal, type JournalEntry } from '../store/journal.js';
-import { SKIPPED_KEPT, type OperationInfo, type OperationKind, type SkippedPath } from '../model/ledger.js';
-import { listTree, type RepoAccess } from '../git/objects.js';
+import {
+  SKIPPED_KEPT,
+  UNRECORDED_KEPT,
+  type CheckpointRecord,
+  type OperationInfo,
+  type OperationKind,
+  type SkippedPath,
+} from '../model/ledger.js';
+import { listTree, treeChanges, type RepoAccess } from '../git/objects.js';
 import { actionable, planFingerprint, reconcile, shieldUncaptured, type Plan, type ReconcileInput } from './restore-plan.js';
-import { sameEntry, type ActionCounts, type TreeEntry, type Want } from '../model/tree.js';
+import { sameEntry, type ActionCounts, type PathChange, type TreeEntry, type Want } from '../model/tree.js';
 import { snapshotLocked, withScratchCapture } from '../capture/snapshot.js';
 import { shortId } from '../model/short-ids.js';
 import { storeRootsInside } from '../store/store.js';
@@ -52,6 +59,11 @@ export interface RestoreOptions extends OperationOptions {
   deleteNew?: boolean;
   /** Only these workspace-relative paths (files or directories). */
   paths?: string[];
+  /**
+   * followRewind=auto: the restore completes a rewind inside the agent, whose turns left behind ended at
+   * this checkpoint; its undo also brings back what the agent's own rewind put back (see restore.ts).
+   */
+  rewound?: string;
 }
 
 export interface UndoOptions extends OperationOptions {
@@ -78,6 +90,11 @@ export interface OperationReport {
   uncaptured: SkippedPath[];
   /** A previewed dry run's line diff, from the workspace to what it would write. */
   diff?: string;
+  /**
+   * What the operation's record holds (its change from the guard), and the paths in it the operation did
+   * not write: a file no longer ignored once it rewrote an ignore file, an edit made while it ran.
+   */
+  recorded?: { added: number; modified: number; deleted: number; unwritten: string[]; unwrittenCount: number };
 }
 
 export interface LiveState {
@@ -145,7 +162,7 @@ export async function withPreview(
   const writes = writtenPaths(report.plan);
   if (writes.length === 0) return { ...report, diff: '' };
   const paths = writes.length <= PREVIEW_MAX_PATHS ? writes : undefined;
-  return { ...report, diff: await diffTrees(ctx.paths, live.tree, result, 'patch', false, paths, objectDir) };
+  return { ...report, diff: await diffTrees(ctx.paths, live.tree, result, { format: 'patch', color: false }, paths, objectDir) };
 }
 
 /**
@@ -171,7 +188,7 @@ function journalEntries(plan: Plan): JournalEntry[] {
 }
 
 /** Whether the disk holds `want` at `p` right now (used when a post-capture did not take the path). */
-function diskHolds(root: string, p: string, want: Want): boolean {
+export function diskHolds(root: string, p: string, want: Want): boolean {
   const full = path.join(root, p);
   const st = tryLstat(full);
   if (!st) return want === null;
@@ -186,7 +203,7 @@ export interface RecordAs {
   message: string;
   counts: ActionCounts;
   leftovers: number;
-  flags: Pick<OperationInfo, 'continued' | 'aborted' | 'leftAlone'>;
+  flags: Pick<OperationInfo, 'continued' | 'aborted' | 'leftAlone' | 'rewound'>;
 }
 
 export function recordAsOperation(journal: Journal): RecordAs {
@@ -199,7 +216,7 @@ export function recordAsOperation(journal: Journal): RecordAs {
       : `${journal.op} ${journal.op === 'undo' ? 'of' : 'to'} ${shortId(journal.target)}`,
     counts: journal.counts,
     leftovers: journal.leftovers,
-    flags: {},
+    flags: journal.rewound ? { rewound: journal.rewound } : {},
   };
 }
 
@@ -212,7 +229,8 @@ export async function applyAndRecord(
   journal: Journal,
   entries: readonly ApplyEntry[],
   as: RecordAs,
-): Promise<{ record: string | null; failures: ApplyFailure[]; written: number }> {
+  guardEntries?: ReadonlyMap<string, TreeEntry>,
+): Promise<{ record: string | null; failures: ApplyFailure[]; written: number; stats?: CheckpointRecord['stats'] }> {
   // A killed pass may have left temporary files; clear them first so emptied directories can go.
   removeTmpFiles(
     ctx.location.root,
@@ -235,6 +253,7 @@ export async function applyAndRecord(
         if (!after.has(e.path) && diskHolds(ctx.location.root, e.path, e.want)) continue;
         failures.push({ path: e.path, error: 'verification failed: the workspace does not hold the wanted content' });
       }
+      const unrecorded = as.flags.aborted ? [] : unrecordedChanges(ctx, journal, failures, after, guardEntries);
       const info: OperationInfo = {
         target: as.target,
         guard: as.guard,
@@ -245,11 +264,38 @@ export async function applyAndRecord(
         ...(journal.paths ? { paths: journal.paths } : {}),
         ...(journal.reverted ? { reverted: journal.reverted } : {}),
         ...as.flags,
+        ...(unrecorded.length ? { unrecorded: unrecorded.slice(0, UNRECORDED_KEPT) } : {}),
+        ...(unrecorded.length > UNRECORDED_KEPT ? { unrecordedCount: unrecorded.length } : {}),
       };
       return info;
     },
   });
-  return { record: result.id ?? null, failures, written: applied.written + applied.deleted };
+  return { record: result.id ?? null, failures, written: applied.written + applied.deleted, stats: result.record?.stats };
+}
+
+/**
+ * What a journal's pass changed that the guard → record diff cannot show: any change of a path the guard did
+ * not hold (`guardEntries`, when the caller has them: it was ignored then, so the guard cannot say the file
+ * was absent, only the journal can), and a file written that the record's capture does not take (ignored by
+ * the rules in force now). Undo needs them to return to the state before the operation.
+ */
+function unrecordedChanges(
+  ctx: StoreContext,
+  journal: Journal,
+  failures: readonly ApplyFailure[],
+  after: ReadonlyMap<string, TreeEntry>,
+  guardEntries: ReadonlyMap<string, TreeEntry> | undefined,
+): PathChange[] {
+  const failed = new Set(failures.map((f) => f.path));
+  const out: PathChange[] = [];
+  for (const [p, want, from] of journal.entries) {
+    if (failed.has(p) || sameEntry(want, from)) continue;
+    // The guard did not hold the path (ignored when it was taken): only the journal knows what was there.
+    if (guardEntries && !guardEntries.has(p)) out.push([p, from, want]);
+    // Written, and not in the record (a rule ignores it now).
+    else if (want !== null && !after.has(p) && diskHolds(ctx.location.root, p, want)) out.push([p, from, want]);
+  }
+  return out;
 }
 
 interface Planned {
@@ -262,11 +308,13 @@ interface Planned {
   paths?: string[];
   /** A revert's checkpoints, newest first. */
   reverted?: string[];
+  /** A restore that follows a rewind inside the agent: the end of the turns left behind. */
+  rewound?: string;
 }
 
 /** Run a planned operation: journal, apply, record, close. */
 export async function execute(ctx: StoreContext, planned: Planned, options: OperationOptions): Promise<OperationReport> {
-  const { op, target, live, paths, reverted } = planned;
+  const { op, target, live, paths, reverted, rewound } = planned;
   const dryRun = options.dryRun ?? false;
   const plan = shieldUncaptured(planned.plan, live.uncaptured);
   const planId = planFingerprint(op, target, plan);
@@ -299,12 +347,27 @@ export async function execute(ctx: StoreContext, planned: Planned, options: Oper
     leftovers: plan.leftovers.length,
     ...(paths?.length ? { paths } : {}),
     ...(reverted && reverted.length > 1 ? { reverted } : {}),
+    ...(rewound ? { rewound } : {}),
     entries: journalEntries(plan),
   };
   writeJournal(ctx.paths.dir, journal);
   crashPoint('journal');
   const entries = journal.entries.map(([p, want]) => ({ path: p, want }));
-  const { record, failures } = await applyAndRecord(ctx, journal, entries, recordAsOperation(journal));
+  const { record, failures, stats } = await applyAndRecord(ctx, journal, entries, recordAsOperation(journal), live.entries);
   removeJournal(ctx.paths.dir);
-  return { ...base, record, counts: resultCounts(plan, failures), failures };
+  const recorded = record && stats ? await recordedChange(ctx, live.guard!, record, stats, plan) : undefined;
+  return { ...base, record, counts: resultCounts(plan, failures), failures, ...(recorded ? { recorded } : {}) };
+}
+
+/** The record's change from the guard, with the paths in it that the plan did not write. */
+async function recordedChange(
+  ctx: StoreContext,
+  guard: string,
+  record: string,
+  stats: CheckpointRecord['stats'],
+  plan: Plan,
+): Promise<NonNullable<OperationReport['recorded']>> {
+  const written = new Set(writtenPaths(plan));
+  const unwritten = (await treeChanges(repoOf(ctx), guard, record)).map((c) => c.path).filter((p) => !written.has(p));
+  return { ...stats, unwritten: unwritten.slice(0, SKIPPED_KEPT), unwrittenCount: unwritten.length };
 }

@@ -16,14 +16,19 @@ import { createHash } from 'node:crypto';
 import { CkptError } from '../model/errors.js';
 import { PATHS_KEPT, type ChangedPath, type CheckpointRecord } from '../model/ledger.js';
 import type { TreeChange } from '../model/tree.js';
+import { oneLine, shellWord } from '../model/text.js';
 
 /** What forget is asked to remove, as a person or a tool names it. */
 export type ForgetRequest = { checkpoints: string[] } | { session: string } | { before: string } | { paths: string[] };
 
 /** The request resolved against the ledger: exact ids, a whole session id, a time, checked patterns. */
 export type ForgetSelection =
-  | { kind: 'checkpoints'; ids: string[] }
-  | { kind: 'session'; session: string }
+  | {
+      kind: 'checkpoints';
+      ids: string[] /** Checkpoints fetched from other stores, named: each goes with the rest of its chain after it. */;
+      fetched?: string[];
+    }
+  | { kind: 'session'; session: string /** A session fetched from another store (`<session>@<writer>`). */; foreign?: true }
   | { kind: 'before'; time: number }
   | { kind: 'paths'; patterns: string[] };
 
@@ -59,7 +64,7 @@ const SELECTOR_NAMES = { checkpoints: 'checkpoints', session: '--session', befor
 
 /** Pure: a request as the command line that makes it (shell-quoted where needed). */
 export function requestCommand(request: ForgetRequest): string {
-  const q = (s: string) => (/^[\w@%+=:,./~^-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const q = shellWord;
   const words =
     'checkpoints' in request
       ? request.checkpoints.map(q)
@@ -144,7 +149,7 @@ export type PathTest = (path: string, dir: boolean) => boolean;
  */
 export function planDrop(records: readonly CheckpointRecord[], selection: ForgetSelection): Map<string, DropReason> {
   const drop = new Map<string, DropReason>();
-  if (selection.kind === 'paths') return drop;
+  if (selection.kind === 'paths' || (selection.kind === 'session' && selection.foreign)) return drop;
   for (const r of records) {
     if (
       selection.kind === 'checkpoints'
@@ -203,6 +208,8 @@ export function planChain(
   records: readonly CheckpointRecord[],
   drop: ReadonlySet<string>,
   trees: ReadonlyMap<string, string>,
+  /** Checkpoints whose commit text changes (a text naming a forgotten path): rewritten whatever their tree. */
+  texts: ReadonlySet<string> = new Set(),
 ): ChainStep[] {
   const byId = new Map(records.map((r) => [r.id, r]));
   const kept: ChainStep[] = [];
@@ -215,7 +222,7 @@ export function planChain(
       parent = byId.get(parent)?.parent ?? null;
     }
     const tree = trees.get(r.id) ?? r.tree;
-    kept.push({ record: r, parent, tree, rewrite: tree !== r.tree || parent !== r.parent });
+    kept.push({ record: r, parent, tree, rewrite: tree !== r.tree || parent !== r.parent || texts.has(r.id) });
   }
   const steps = parentsFirst(kept);
   // A new id travels down: children of a rewritten checkpoint, and operation records naming one, are rewritten too.
@@ -362,6 +369,30 @@ export class TreeRewriter {
     return result;
   }
 
+  /** Whether a tree holds anything `test` matches (nothing is written). */
+  holds(oid: string): boolean {
+    return this.matches('', oid);
+  }
+
+  private readonly held = new Map<string, boolean>();
+
+  private matches(dir: string, oid: string): boolean {
+    const key = `${dir}\0${oid}`;
+    const known = this.held.get(key);
+    if (known !== undefined) return known;
+    let found = false;
+    for (const item of this.items(oid)) {
+      const full = dir ? `${dir}/${item.name}` : item.name;
+      const isTree = item.mode === '40000';
+      if (this.test(full, isTree || item.mode === '160000') || (isTree && this.matches(full, item.oid))) {
+        found = true;
+        break;
+      }
+    }
+    this.held.set(key, found);
+    return found;
+  }
+
   /** Every file below a removed directory. */
   private everything(dir: string, oid: string, into: RemovedEntry[]): void {
     for (const item of this.items(oid)) {
@@ -370,6 +401,70 @@ export class TreeRewriter {
       else into.push({ path: full, mode: item.mode, oid: item.oid });
     }
   }
+}
+
+/**
+ * Pure: the fetched checkpoints a forget drops: those named, and every later one of their chains (a
+ * chain cannot skip one: each record's parent is the one before it), and a chain's base once nothing
+ * after it is kept (it is only there as the state its session started from).
+ */
+export function planFetchedDrop(fetched: readonly CheckpointRecord[], named: Iterable<string>): Set<string> {
+  const drop = new Set(named);
+  for (let grew = drop.size > 0; grew; ) {
+    grew = false;
+    for (const r of fetched)
+      if (!drop.has(r.id) && r.parent !== null && drop.has(r.parent)) {
+        drop.add(r.id);
+        grew = true;
+      }
+  }
+  const children = new Map<string, string[]>();
+  for (const r of fetched) if (r.parent !== null) children.set(r.parent, [...(children.get(r.parent) ?? []), r.id]);
+  for (const r of fetched) {
+    const kids = children.get(r.id) ?? [];
+    if (r.session === null && r.parent === null && kids.length > 0 && kids.every((k) => drop.has(k))) drop.add(r.id);
+  }
+  return drop;
+}
+
+/** The texts of a record that came from the agent or a person: what a forgotten path may be named in. */
+export type RecordTexts = Partial<Pick<CheckpointRecord, 'message' | 'input' | 'error' | 'prompt'>>;
+
+/**
+ * Pure: whether a text names a path the patterns take: a word of it (split at spaces, quotes and shell
+ * operators, an absolute path inside the workspace made relative) that is a forgotten file or lies
+ * below a forgotten folder. `echo hunter2 > creds.txt` names `creds.txt`; `npm run build` does not name
+ * the folder `build/` (a word is a folder only when it ends with `/`).
+ */
+export function namesForgottenPath(text: string, test: PathTest, root: string): boolean {
+  for (const raw of text.split(/[\s'"`<>|;&(){}=,]+/)) {
+    let word = raw.replace(/[:.,;!?]+$/, '');
+    if (word.startsWith(`${root}/`)) word = word.slice(root.length + 1);
+    word = word.replace(/^(?:\.\/)+/, '');
+    if (!word || word.startsWith('/') || word.startsWith('-') || word.split('/').includes('..')) continue;
+    const dir = word.endsWith('/');
+    const name = word.replace(/\/+$/, '');
+    if (name && test(name, dir)) return true;
+  }
+  return false;
+}
+
+/**
+ * Pure: a record's texts that name a forgotten path, replaced by a mark that says so; undefined when
+ * none does. A hook checkpoint's message repeats its input: only that part of it is replaced.
+ */
+export function textsWithout(r: CheckpointRecord, test: PathTest, root: string, patterns: readonly string[]): RecordTexts | undefined {
+  const mark = (what: string) => `[${what} removed by forget --path ${patterns.join(' --path ')}]`;
+  const out: RecordTexts = {};
+  const names = (text: string | undefined): text is string => text !== undefined && text !== '' && namesForgottenPath(text, test, root);
+  if (names(r.input)) out.input = mark('input');
+  if (names(r.error)) out.error = mark('error');
+  if (names(r.prompt)) out.prompt = mark('prompt');
+  if (names(r.message)) {
+    const message = r.input && out.input && r.message.includes(r.input) ? r.message.split(r.input).join(out.input) : r.message;
+    out.message = names(message) ? mark('message') : message;
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** What a checkpoint's record says about its change. */
@@ -424,7 +519,15 @@ export function summaryWithout(r: CheckpointRecord, test: PathTest): ChangeSumma
  */
 export function rewriteCommit(
   raw: string,
-  change: { tree: string; parent: string | null; ids: ReadonlyMap<string, string>; stats?: CheckpointRecord['stats']; formerIds: string[] },
+  change: {
+    tree: string;
+    parent: string | null;
+    ids: ReadonlyMap<string, string>;
+    stats?: CheckpointRecord['stats'];
+    formerIds: string[];
+    /** Texts replaced (a forgotten path named in them): the subject and the trailers that carry them. */
+    texts?: RecordTexts;
+  },
 ): string {
   const split = raw.indexOf('\n\n');
   if (split < 0) throw new CkptError('store', 'a checkpoint commit in the store is malformed');
@@ -438,11 +541,20 @@ export function rewriteCommit(
   }
   let body = raw.slice(split + 2);
   if (!body.endsWith('\n')) body += '\n';
+  const texts = change.texts ?? {};
+  const trailerOf: Record<string, string | undefined> = {
+    'Ckpt-Input': texts.input,
+    'Ckpt-Error': texts.error,
+    'Ckpt-Prompt': texts.prompt,
+  };
   const lines = body
     .slice(0, -1)
     .split('\n')
     .filter((l) => !l.startsWith('Ckpt-Former-Ids: '))
-    .map((l) => {
+    .map((l, i) => {
+      if (i === 0) return texts.message !== undefined ? oneLine(texts.message || 'checkpoint', 500) : l;
+      const trailer = /^(Ckpt-(?:Input|Error|Prompt)): /.exec(l)?.[1];
+      if (trailer && trailerOf[trailer] !== undefined) return `${trailer}: ${oneLine(trailerOf[trailer]!, 500)}`;
       const named = /^(Ckpt-(?:Target|Guard)): ([0-9a-f]{40,64})$/.exec(l);
       if (named) return `${named[1]}: ${change.ids.get(named[2]!) ?? named[2]}`;
       if (change.stats && l.startsWith('Ckpt-Stats: '))
@@ -456,7 +568,7 @@ export function rewriteCommit(
 /** Pure: a kept checkpoint's record after the rewrite: new id, parent and tree, ids it names mapped, its former ids kept. */
 export function rewriteRecord(
   r: CheckpointRecord,
-  next: { id: string; parent: string | null; tree: string; ids: ReadonlyMap<string, string>; summary?: ChangeSummary },
+  next: { id: string; parent: string | null; tree: string; ids: ReadonlyMap<string, string>; summary?: ChangeSummary; texts?: RecordTexts },
 ): CheckpointRecord {
   const map = (id: string) => next.ids.get(id) ?? id;
   const out: CheckpointRecord = {
@@ -465,6 +577,7 @@ export function rewriteRecord(
     parent: next.parent,
     tree: next.tree,
     ...(next.summary ?? {}),
+    ...(next.texts ?? {}),
     formerIds: [...(r.formerIds ?? []), r.id],
   };
   if (r.op)

@@ -18,7 +18,18 @@
  * running the same forget again finishes it.
  */
 import { shortId, shortSession } from '../model/short-ids.js';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAddress, resolveAddress, resolveInView, resolveSession } from '../model/address.js';
@@ -27,6 +38,10 @@ import { CkptError } from '../model/errors.js';
 import {
   changeSummary,
   checkPatterns,
+  namesForgottenPath,
+  planFetchedDrop,
+  textsWithout,
+  type RecordTexts,
   objectId,
   parseBefore,
   parseTree,
@@ -50,15 +65,18 @@ import { replaceObjects } from './gc.js';
 import { readPackState } from '../capture/housekeeping.js';
 import { journalBlobs, readJournal, type Journal } from '../store/journal.js';
 import { assertWritableSchema, readLedger, type CheckpointRecord } from '../model/ledger.js';
-import { forEachObject, treeChanges, type RepoAccess } from '../git/objects.js';
-import { findDebris, indexBlobs, indexEntries, presentObjects, recordObjects } from '../store/packs.js';
-import { EMPTY_TREE } from '../model/oid.js';
+import { forEachObject, objectSizes, treeChanges, type RepoAccess } from '../git/objects.js';
+import { findDebris, indexBlobs, indexEntries, looseObjectPath, looseObjects, presentObjects, recordObjects } from '../store/packs.js';
+import { EMPTY_TREE, isObjectId } from '../model/oid.js';
 import { probeDegraded, type DegradedMap } from '../store/probe.js';
 import type { TreeChange } from '../model/tree.js';
 import { git, splitZ } from '../git/runner.js';
 import { readForgotten } from '../capture/scan.js';
-import { forgetSessionState } from '../store/sessions.js';
-import { dirSize, fsyncFolder, writeFileAtomic, writeFileDurable, type StorePaths } from '../store/store.js';
+import { forgetSessionState, scrubSessionTexts } from '../store/sessions.js';
+import { readFetched, readShareState, writeShareState, type ShareState } from '../store/share-state.js';
+import { parseShareRef, readExportCommit, REMOTE_REFS } from '../model/share-plan.js';
+import { readCommitText } from '../model/trailers.js';
+import { dirSize, fsyncFolder, OBJECT_CACHES, writeFileAtomic, writeFileDurable, type StorePaths } from '../store/store.js';
 
 export interface ForgetOptions {
   /** Say what would go and the bytes it frees; change nothing. */
@@ -81,6 +99,8 @@ export interface ForgetReport {
   paths: { path: string; checkpoints: number }[];
   /** --path: removed paths whose bytes stay, because a kept path holds the same content. */
   stillStored: string[];
+  /** --path: records whose texts (message, input, error, prompt title) named a forgotten path, now replaced by a mark. */
+  texts: number;
   /** File versions whose bytes leave the store, by the path they were found at. */
   content: { path: string; versions: number }[];
   /** Objects removed from the store, and among them ones nothing needed before (leftovers of killed processes). */
@@ -95,6 +115,16 @@ export interface ForgetReport {
   indexChanged: boolean;
   /** This run finished a forget that was interrupted. */
   resumed: boolean;
+  /**
+   * Export chains that carried what went (dropped here; the next push makes the session's chain again),
+   * with the remotes that were given them and the bundle files this store made with them: those still
+   * hold it until `unpush` and the host's purge, or the file's deletion.
+   */
+  shared: { ref: string; session: string | null; remotes: { label: string; url: string }[]; bundles: string[] }[];
+  /** Fetched checkpoints dropped (named, or a fetched session), by session, with the remotes they came from. */
+  fetchedDropped: { session: string | null; checkpoints: number; remotes: string[] }[];
+  /** --path: fetched sessions that hold a matched path: another store's history, kept; `forget --session <it>` drops one. */
+  fetchedHolding: { session: string; checkpoints: number }[];
 }
 
 interface Marker {
@@ -129,13 +159,14 @@ function readMarker(paths: StorePaths): Marker | undefined {
     throw bad();
   }
   const s = m?.selection as Partial<Record<string, unknown>> | undefined;
+  const ids = (v: unknown) => Array.isArray(v) && v.every(isObjectId);
   const ok =
     m?.v === 1 &&
     typeof m.request === 'object' &&
     m.request !== null &&
     !!s &&
-    ((s.kind === 'checkpoints' && Array.isArray(s.ids) && s.ids.every((id) => typeof id === 'string' && /^[0-9a-f]{40,64}$/.test(id))) ||
-      (s.kind === 'session' && typeof s.session === 'string') ||
+    ((s.kind === 'checkpoints' && ids(s.ids) && (s.fetched === undefined || ids(s.fetched))) ||
+      (s.kind === 'session' && typeof s.session === 'string' && (s.foreign === undefined || s.foreign === true)) ||
       (s.kind === 'before' && Number.isFinite(s.time)) ||
       (s.kind === 'paths' && Array.isArray(s.patterns) && s.patterns.length > 0 && s.patterns.every((p) => typeof p === 'string')));
   if (!ok) throw bad();
@@ -166,21 +197,43 @@ async function pathTest(patterns: string[]): Promise<PathTest> {
   };
 }
 
-/** The request resolved against the ledger: addresses to ids (degraded ones may be named), a session prefix, a date. */
+/**
+ * The request resolved against the ledger: addresses to ids (degraded ones may be named), a session
+ * prefix, a date. Checkpoints fetched from other stores are forgotten only when named: by an address
+ * that finds no checkpoint of this workspace's, or as a fetched session (`<session>@<writer>`).
+ */
 function resolveSelection(
   root: string,
   records: readonly CheckpointRecord[],
+  fetched: readonly CheckpointRecord[],
   degraded: DegradedMap,
   request: ForgetRequest,
   now: number,
 ): ForgetSelection {
   if ('checkpoints' in request) {
-    const ids = request.checkpoints.map((a) =>
-      parseAddress(a).kind === 'prefix' ? resolveAddress(records, a).id : resolveInView({ records: [...records], degraded }, a).id,
-    );
-    return { kind: 'checkpoints', ids: [...new Set(ids)] };
+    const all = [...fetched, ...records];
+    const own: string[] = [];
+    const foreign: string[] = [];
+    for (const a of request.checkpoints) {
+      let r: CheckpointRecord;
+      if (parseAddress(a).kind !== 'prefix') r = resolveInView({ records: all, degraded }, a);
+      else {
+        try {
+          r = resolveAddress(records, a);
+        } catch (err) {
+          if (!fetched.length || !(err instanceof CkptError) || err.data.notFound !== true) throw err;
+          r = resolveAddress(fetched, a);
+        }
+      }
+      (r.origin ? foreign : own).push(r.id);
+    }
+    return { kind: 'checkpoints', ids: [...new Set(own)], ...(foreign.length ? { fetched: [...new Set(foreign)] } : {}) };
   }
-  if ('session' in request) return { kind: 'session', session: resolveSession(records, request.session) };
+  if ('session' in request) {
+    const session = resolveSession([...fetched, ...records], request.session);
+    const foreign = !records.some((r) => r.session === session);
+    return { kind: 'session', session, ...(foreign ? { foreign: true as const } : {}) };
+  }
   if ('before' in request) return { kind: 'before', time: parseBefore(request.before, now) };
   // An absolute path inside the workspace is taken as the path it names, anchored at the root.
   const patterns = request.paths.map((p) => {
@@ -269,42 +322,18 @@ async function diffPairs(repo: RepoAccess & { scratchObjectDir?: string }, pairs
   return out;
 }
 
-/** Sizes (bytes, or bytes on disk) of objects, from one `cat-file --batch-check`; missing ones are 0. */
-async function objectSizes(
-  repo: RepoAccess & { scratchObjectDir?: string },
-  oids: Iterable<string>,
-  format: '%(objectsize)' | '%(objectsize:disk)',
-): Promise<Map<string, number>> {
-  const ids = [...new Set(oids)];
-  const sizes = new Map<string, number>();
-  if (ids.length === 0) return sizes;
+/** Every object in the store, with its type. */
+async function storeObjects(repo: RepoAccess): Promise<Map<string, string>> {
   const { stdout } = await git({
     verb: 'cat-file',
-    args: [`--batch-check=%(objectname) ${format}`],
-    gitDir: repo.gitDir,
-    cwd: repo.cwd,
-    input: `${ids.join('\n')}\n`,
-    scratchObjectDir: repo.scratchObjectDir,
-  });
-  for (const line of stdout.toString('utf8').split('\n')) {
-    const [id, size] = line.split(' ');
-    if (id && size && /^\d+$/.test(size)) sizes.set(id, Number(size));
-  }
-  return sizes;
-}
-
-/** Every object in the store: its type and its size on disk. */
-async function storeObjects(repo: RepoAccess): Promise<Map<string, { type: string; size: number }>> {
-  const { stdout } = await git({
-    verb: 'cat-file',
-    args: ['--batch-all-objects', '--batch-check=%(objectname) %(objecttype) %(objectsize:disk)'],
+    args: ['--batch-all-objects', '--batch-check=%(objectname) %(objecttype)'],
     gitDir: repo.gitDir,
     cwd: repo.cwd,
   });
-  const all = new Map<string, { type: string; size: number }>();
+  const all = new Map<string, string>();
   for (const line of stdout.toString('utf8').split('\n')) {
-    const [id, type, size] = line.split(' ');
-    if (id && type && size) all.set(id, { type, size: Number(size) });
+    const [id, type] = line.split(' ');
+    if (id && type) all.set(id, type);
   }
   return all;
 }
@@ -430,11 +459,11 @@ async function planIndex(
   return { file };
 }
 
-/** Add patterns to the store's forgotten file (durably, before the ledger commit). */
-function rememberPatterns(paths: StorePaths, patterns: readonly string[]): void {
+/** The store's forgotten file with these patterns added (undefined: it has them all already). */
+function forgottenText(paths: StorePaths, patterns: readonly string[]): string | undefined {
   const known = readForgotten(paths);
   const fresh = patterns.filter((p) => !known.includes(p));
-  if (fresh.length === 0) return;
+  if (fresh.length === 0) return undefined;
   let text = '';
   try {
     text = readFileSync(paths.forgotten, 'utf8');
@@ -444,30 +473,53 @@ function rememberPatterns(paths: StorePaths, patterns: readonly string[]): void 
       '# Files they match are never captured again; delete a line to capture them again.\n';
   }
   if (text && !text.endsWith('\n')) text += '\n';
-  writeFileDurable(paths.forgotten, `${text}${fresh.join('\n')}\n`);
+  return `${text}${fresh.join('\n')}\n`;
+}
+
+/** A file's size now (0 when there is none). */
+function fileBytes(file: string): number {
+  try {
+    return lstatSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**
  * Ledger backups (`fsck --rebuild-ledger` keeps the ledger it replaced) without
- * the dropped checkpoints' records: their messages, inputs and prompt titles go too.
+ * the dropped checkpoints' records: their messages, inputs and prompt titles go too;
+ * with `scrub` (--path), the texts of the records kept that name a forgotten path are replaced.
  */
-function purgeBackups(paths: StorePaths, dropped: readonly CheckpointRecord[]): void {
-  if (dropped.length === 0) return;
+function purgeBackups(
+  paths: StorePaths,
+  dropped: readonly CheckpointRecord[],
+  scrub?: (r: CheckpointRecord) => RecordTexts | undefined,
+): void {
+  if (dropped.length === 0 && !scrub) return;
   const gone = new Set(dropped.flatMap((r) => [r.id, ...(r.formerIds ?? [])]));
   const prefix = `${path.basename(paths.ledger)}.bak-`;
   for (const name of readdirSync(paths.dir)) {
     if (!name.startsWith(prefix)) continue;
     const file = path.join(paths.dir, name);
     const lines = readFileSync(file, 'utf8').split('\n');
-    const kept = lines.filter((line) => {
+    let changed = false;
+    const kept = lines.flatMap((line) => {
+      let r: CheckpointRecord | null;
       try {
-        const id = (JSON.parse(line) as { id?: unknown } | null)?.id;
-        return !(typeof id === 'string' && gone.has(id));
+        r = JSON.parse(line) as CheckpointRecord | null;
       } catch {
-        return true;
+        return [line];
       }
+      if (typeof r?.id === 'string' && gone.has(r.id)) {
+        changed = true;
+        return [];
+      }
+      const texts = r && typeof r === 'object' && scrub ? scrub(r) : undefined;
+      if (!texts) return [line];
+      changed = true;
+      return [JSON.stringify({ ...r, ...texts })];
     });
-    if (kept.length !== lines.length) writeFileDurable(file, kept.join('\n'));
+    if (changed) writeFileDurable(file, kept.join('\n'));
   }
 }
 
@@ -479,6 +531,7 @@ function removeOldScratch(paths: StorePaths): void {
 
 export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, options: ForgetOptions = {}): Promise<ForgetReport> {
   const { paths } = ctx;
+  const root = ctx.location.root;
   const dryRun = options.dryRun ?? false;
   const repo: RepoAccess = { gitDir: paths.gitDir, cwd: paths.dir };
   const ledger = readLedger(paths.ledger);
@@ -489,6 +542,10 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       `forget refused: ${ledger.warnings.length} ledger line(s) cannot be read, and rewriting the ledger would lose them; run git ckpt fsck --rebuild-ledger first`,
     );
   const records = ledger.records;
+  // What travels (export chains) and what came from other stores (fetched checkpoints): kept, as gc
+  // keeps them, unless this forget takes what they hold (a tampered share.json is refused, never guessed at).
+  const share = readShareState(paths);
+  const fetched = readFetched(paths).records;
   let journal: Journal | undefined;
   try {
     journal = readJournal(paths.dir);
@@ -500,16 +557,26 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     throw new CkptError('pending', `an interrupted forget did not finish; run it again first: ${requestCommand(marker.request)}`);
   // The probe's cache is left as it is: a forget refused or given nothing to do changes no byte of the store.
   const degraded = await probeDegraded(paths, records, false);
-  const selection = marker?.selection ?? resolveSelection(ctx.location.root, records, degraded, request, options.now ?? Date.now());
+  const selection = marker?.selection ?? resolveSelection(root, records, fetched, degraded, request, options.now ?? Date.now());
   const drop = planDrop(records, selection);
+  const fetchedDrop = planFetchedDrop(
+    fetched,
+    selection.kind === 'checkpoints'
+      ? (selection.fetched ?? [])
+      : selection.kind === 'session' && selection.foreign
+        ? fetched.filter((r) => r.session === selection.session).map((r) => r.id)
+        : [],
+  );
   const test = selection.kind === 'paths' ? await pathTest(selection.patterns) : undefined;
+  const shared = await readShared(paths, share, fetched);
 
-  // --path: every checkpoint's tree without what the patterns match.
+  // --path: every checkpoint's tree without what the patterns match, and every text that names one.
   const newTrees = new Map<string, string>();
   const newParentTrees = new Map<string, string>();
   const removedBy = new Map<string, RemovedEntry[]>();
+  const texts = new Map<string, RecordTexts>();
   let rewriter: TreeRewriter | undefined;
-  if (test && records.length) {
+  if (test && selection.kind === 'paths') {
     const broken = records.filter((r) => degraded[r.id]);
     if (broken.length)
       throw new CkptError(
@@ -517,12 +584,9 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
         `forget --path needs every checkpoint whole, and ${broken.length} ${broken.length === 1 ? 'is' : 'are'} degraded (${shortId(broken[0]!.id)}${broken.length > 1 ? ', …' : ''}; see git ckpt fsck); forget those first: git ckpt forget ${broken.map((r) => shortId(r.id)).join(' ')}`,
       );
     rewriter = new TreeRewriter(
-      await readTrees(
-        repo,
-        records.flatMap((r) => (r.parentTree ? [r.tree, r.parentTree] : [r.tree])),
-      ),
+      await readTrees(repo, [...records.flatMap((r) => (r.parentTree ? [r.tree, r.parentTree] : [r.tree])), ...shared.trees]),
       test,
-      records[0]!.id.length,
+      (records[0]?.id ?? shared.trees[0] ?? '').length || 40,
     );
     for (const r of records) {
       const { oid, removed } = rewriter.root(r.tree);
@@ -530,9 +594,11 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       if (removed.length) removedBy.set(r.id, removed);
       // The tree gc kept of a dropped parent holds the same paths: it loses them too.
       if (r.parentTree) newParentTrees.set(r.id, rewriter.root(r.parentTree).oid);
+      const scrubbed = textsWithout(r, test, root, selection.patterns);
+      if (scrubbed) texts.set(r.id, scrubbed);
     }
   }
-  const steps = planChain(records, new Set(drop.keys()), newTrees);
+  const steps = planChain(records, new Set(drop.keys()), newTrees, new Set(texts.keys()));
   const rewriting = steps.filter((s) => s.rewrite);
   for (const s of rewriting)
     if (degraded[s.record.id])
@@ -542,7 +608,31 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       );
   refuseForJournal(journal, drop, steps, test);
 
-  const bytesBefore = dirSize(paths.dir);
+  // The export chains that carry what this forget takes: a path it removes (in a tree or named in a
+  // text), or a checkpoint it drops. They go whole (a chain cannot skip a commit); the next push makes
+  // the session's chain again from what is kept.
+  const droppedIds = new Set(records.filter((r) => drop.has(r.id)).flatMap((r) => [r.id, ...(r.formerIds ?? [])]));
+  const goneChains = new Set<string>();
+  const holdsPath = (c: SharedChain['commits'][number]) =>
+    rewriter !== undefined &&
+    test !== undefined &&
+    selection.kind === 'paths' &&
+    ((c.tree !== undefined && shared.present.has(c.tree) && rewriter.holds(c.tree)) ||
+      (c.record !== undefined && textsWithout(c.record, test, root, selection.patterns) !== undefined));
+  for (const chain of shared.chains) {
+    const carries = rewriter ? chain.commits.some(holdsPath) : Object.keys(chain.sources).some((id) => droppedIds.has(id));
+    if (carries) goneChains.add(chain.ref);
+  }
+  // Fetched checkpoints holding a forgotten path are another store's history: kept, and named.
+  const fetchedHolding = new Map<string, number>();
+  if (rewriter)
+    for (const r of fetched)
+      if (shared.present.has(r.tree) && rewriter.holds(r.tree)) {
+        const key = r.session ?? `(no session, from ${r.origin!.remote}/${r.origin!.writer.slice(0, 6)})`;
+        fetchedHolding.set(key, (fetchedHolding.get(key) ?? 0) + 1);
+      }
+
+  const bytesBefore = storeBytes(paths);
   if (!dryRun) {
     for (const file of findDebris(paths, true)) rmSync(file, { recursive: true, force: true });
     removeOldScratch(paths);
@@ -554,7 +644,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     if (objectDir) mkdirSync(objectDir);
     const read = { ...repo, scratchObjectDir: objectDir };
     const index = await planIndex(ctx, scratch, records, drop, test);
-    if (rewriting.length === 0 && drop.size === 0 && !index && !marker)
+    if (rewriting.length === 0 && drop.size === 0 && fetchedDrop.size === 0 && goneChains.size === 0 && !index && !marker)
       throw new CkptError('nothing', nothingMessage(selection), { notFound: true });
     // From here on a kill leaves a marker: the same forget run again finishes the work.
     if (!dryRun && !marker)
@@ -584,6 +674,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
         ids,
         stats: summaries.get(r.id)?.stats,
         formerIds: [...(r.formerIds ?? []), r.id],
+        texts: texts.get(r.id),
       });
       const id = objectId('commit', Buffer.from(text), r.id.length);
       ids.set(r.id, id);
@@ -600,6 +691,7 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
               tree: s.tree,
               ids,
               summary: summaries.get(s.record.id),
+              texts: texts.get(s.record.id),
             })
           : s.record,
         s.parent !== null && keptIds.has(s.parent),
@@ -611,10 +703,12 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
     const ledgerOrder = steps.map((s, i) => ({ at: position.get(s.record.id)!, r: next[i]! })).sort((a, b) => a.at - b.at);
     const newRecords = ledgerOrder.map((x) => x.r);
 
-    // 2. What the store keeps: the new chain's objects and the new index's blobs; what leaves.
+    // 2. What the store keeps: the new chain's objects, the new index's blobs, the export chains and
+    // fetched checkpoints this forget leaves; what leaves.
     // A checkpoint whose commit is gone has nothing to list (rev-list refuses a missing start).
     const whole = (r: CheckpointRecord) => degraded[r.id] !== 'commit';
-    const after = await objectsOf(read, recordObjects(newRecords.filter(whole)));
+    const keptShared = shared.starts(goneChains, fetchedDrop);
+    const after = await objectsOf(read, [...recordObjects(newRecords.filter(whole)), ...keptShared]);
     const indexFile = index ? index.file : paths.indexFile;
     // A pending journal this forget leaves alone (one it would touch is refused) keeps its blobs, as gc does.
     const blobs = [
@@ -622,25 +716,30 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       ...(await presentObjects(paths, journalBlobs(journal))),
     ];
     const keep = new Set([...after.names.keys(), ...blobs]);
-    const before = await objectsOf(
-      repo,
-      records.filter(whole).map((r) => r.id),
-    );
+    const packList = `${after.listing}${blobs.join('\n')}\n`;
+    const before = await objectsOf(repo, [...records.filter(whole).map((r) => r.id), ...shared.starts(new Set(), new Set())]);
     for (const e of existsSync(paths.indexFile) ? await indexEntries(paths) : [])
       if (!before.names.has(e.oid)) before.names.set(e.oid, e.path);
     const all = await storeObjects(repo);
     let leaving = 0;
-    let leavingBytes = 0;
     let leftovers = 0;
     const versions = new Map<string, number>();
-    for (const [id, { type, size }] of all) {
+    for (const [id, type] of all) {
       if (keep.has(id)) continue;
       leaving++;
-      leavingBytes += size;
       const name = before.names.get(id);
       if (name === undefined) leftovers++;
       else if (type === 'blob' && name !== '') versions.set(name, (versions.get(name) ?? 0) + 1);
     }
+    // The files the commit point rewrites, as they will be, and the caches the repack clears: a dry run counts them too.
+    const ledgerText = newRecords.map((r) => `${JSON.stringify(r)}\n`).join('');
+    const forgotten = selection.kind === 'paths' ? forgottenText(paths, selection.patterns) : undefined;
+    const fileChanges =
+      Buffer.byteLength(ledgerText) -
+      fileBytes(paths.ledger) +
+      (forgotten === undefined ? 0 : Buffer.byteLength(forgotten) - fileBytes(paths.forgotten)) +
+      (index ? (index.file ? fileBytes(index.file) : 0) - fileBytes(paths.indexFile) : 0) -
+      OBJECT_CACHES.reduce((n, cache) => n + fileBytes(paths[cache]), 0);
     const removedPaths = new Map<string, number>();
     const stillStored = new Set<string>();
     for (const removed of removedBy.values())
@@ -659,39 +758,269 @@ export async function forgetLocked(ctx: StoreContext, request: ForgetRequest, op
       kept: newRecords.length,
       paths: [...removedPaths].map(([p, n]) => ({ path: p, checkpoints: n })).sort((a, b) => (a.path < b.path ? -1 : 1)),
       stillStored: [...stillStored].sort(),
+      texts: texts.size,
       content: [...versions].map(([p, n]) => ({ path: p, versions: n })).sort((a, b) => (a.path < b.path ? -1 : 1)),
       objects: leaving,
       leftovers,
       bytesBefore,
-      bytesAfter: Math.max(0, bytesBefore - leavingBytes + (objectDir ? dirSize(objectDir) : 0)),
+      // A run measures after the repack (below); a dry run packs what is kept into a byte count, as the run would.
+      bytesAfter: objectDir ? bytesBefore - objectFileBytes(paths) + packFiles(await packSize(read, packList)) + fileChanges : bytesBefore,
       forgottenFile: test ? paths.forgotten : null,
       indexChanged: index !== undefined,
       resumed: marker !== undefined,
+      shared: [...goneChains].map((ref) => whoHolds(share!, ref)),
+      fetchedDropped: fetchedGroups(fetched.filter((r) => fetchedDrop.has(r.id))),
+      fetchedHolding: [...fetchedHolding].map(([session, checkpoints]) => ({ session, checkpoints })),
     };
     if (dryRun) return report;
 
-    // 3 and 4: the new pack, the commit point, the old objects deleted.
-    await replaceObjects(paths, `${after.listing}${blobs.join('\n')}\n`, () => {
-      if (selection.kind === 'paths') rememberPatterns(paths, selection.patterns);
+    // 3 and 4: the refs of what goes, the new pack, the commit point, the old objects deleted.
+    await deleteRefs(
+      ctx,
+      [...goneChains, ...(await trackingRefsOf(ctx, fetchedDrop))],
+      records[0]?.id.length ?? fetched[0]?.id.length ?? 40,
+    );
+    await replaceObjects(paths, packList, () => {
+      // The forgotten patterns, durably, before the ledger commit: never captured again.
+      if (forgotten !== undefined) writeFileDurable(paths.forgotten, forgotten);
       if (index?.file) renameSync(index.file, paths.indexFile);
       else if (index) rmSync(paths.indexFile, { force: true });
       if (index) fsyncFolder(paths.dir);
+      if (share && goneChains.size) writeShareState(paths, withoutChains(share, goneChains));
+      if (fetchedDrop.size) writeLinesWithout(paths.fetched, fetchedDrop);
       purgeBackups(
         paths,
         records.filter((r) => drop.has(r.id)),
+        test && selection.kind === 'paths' ? (r) => textsWithout(r, test, root, selection.patterns) : undefined,
       );
-      writeFileDurable(paths.ledger, newRecords.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      writeFileDurable(paths.ledger, ledgerText);
     });
-    if (selection.kind === 'session') await forgetSessionState(paths.dir, selection.session);
+    if (selection.kind === 'session' && !selection.foreign) await forgetSessionState(paths.dir, selection.session);
+    if (test && selection.kind === 'paths') {
+      const mark = (what: string) => `[${what} removed by forget --path ${selection.patterns.join(' --path ')}]`;
+      await scrubSessionTexts(paths.dir, (text, what) => (namesForgottenPath(text, test, root) ? mark(what) : undefined));
+    }
     const packState = readPackState(paths);
     writeFileAtomic(paths.packState, JSON.stringify({ ...packState, looseEstimate: 0 }));
     rmSync(paths.forgetMarker, { force: true });
     fsyncFolder(paths.dir);
-    report.bytesAfter = dirSize(paths.dir);
+    // Measured once the scratch folder (the new objects' files, the index copy) is gone too.
+    rmSync(scratch, { recursive: true, force: true });
+    report.bytesAfter = storeBytes(paths);
     return report;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** An export chain as forget weighs it: its commits (their trees and, for checkpoints, their records), and what it exported. */
+interface SharedChain {
+  ref: string;
+  sources: Record<string, string>;
+  commits: { id: string; tree?: string; record?: CheckpointRecord }[];
+}
+
+/**
+ * What sharing keeps in the store besides the ledger's checkpoints: the export chains (share.json) and
+ * the fetched checkpoints (fetched.jsonl, read whole: a record the views leave out keeps its objects
+ * too), with the commits and trees of theirs the store still holds.
+ */
+async function readShared(
+  paths: StorePaths,
+  share: ShareState | undefined,
+  fetched: readonly CheckpointRecord[],
+): Promise<{
+  chains: SharedChain[];
+  trees: string[];
+  present: Set<string>;
+  starts: (goneChains: ReadonlySet<string>, goneFetched: ReadonlySet<string>) => string[];
+}> {
+  const rawFetched = readLedger(paths.fetched).records;
+  const chainIds = Object.entries(share?.exports ?? {}).map(([ref, c]) => ({
+    ref,
+    sources: c.sources,
+    ids: [...new Set([...(c.base ? [c.base] : []), ...Object.values(c.sources), c.tip])],
+  }));
+  const wanted = [...chainIds.flatMap((c) => c.ids), ...rawFetched.flatMap((r) => [...recordObjects([r]), r.tree])];
+  const present = new Set(await presentObjects(paths, [...new Set(wanted)]));
+  const raw = new Map<string, string>();
+  await forEachObject(
+    { gitDir: paths.gitDir, cwd: paths.dir },
+    chainIds.flatMap((c) => c.ids).filter((id) => present.has(id)),
+    (id, content) => void raw.set(id, content.toString('utf8')),
+  );
+  const chains = chainIds.map(({ ref, sources, ids }) => ({
+    ref,
+    sources,
+    commits: ids
+      .filter((id) => raw.has(id))
+      .map((id) => {
+        const text = raw.get(id)!;
+        const commit = readExportCommit(id, text);
+        return { id, tree: readCommitText(text).tree, ...(commit && !commit.base ? { record: commit.record } : {}) };
+      }),
+  }));
+  const trees = [
+    ...chains.flatMap((c) => c.commits.flatMap((x) => (x.tree && isObjectId(x.tree) ? [x.tree] : []))),
+    ...fetched.filter((r) => present.has(r.tree)).map((r) => r.tree),
+  ];
+  // A tree listed here must be readable: one whose objects are gone is left out (its chain is lost anyway).
+  const treesPresent = new Set(await presentObjects(paths, [...new Set(trees)]));
+  return {
+    chains,
+    trees: [...treesPresent],
+    present: new Set([...present, ...treesPresent]),
+    starts: (goneChains, goneFetched) =>
+      [
+        ...chainIds.filter((c) => !goneChains.has(c.ref)).flatMap((c) => c.ids),
+        ...rawFetched.filter((r) => !goneFetched.has(r.id)).flatMap((r) => recordObjects([r])),
+      ].filter((id) => present.has(id)),
+  };
+}
+
+/** Who still holds an export chain forget drops: the remotes that were given it, and the bundle files this store made with it. */
+function whoHolds(share: ShareState, ref: string): ForgetReport['shared'][number] {
+  const remotes = Object.entries(share.pushed)
+    .filter(([, tips]) => tips[ref])
+    .map(([label]) => ({ label, url: share.remotes[label]?.url ?? '' }));
+  const bundles = Object.entries(share.bundleFiles ?? {})
+    .filter(([file, refs]) => refs.includes(ref) && existsSync(file))
+    .map(([file]) => file);
+  return { ref, session: share.exports[ref]?.session ?? null, remotes, bundles };
+}
+
+/**
+ * Pure: the share state without the chains forget dropped: no export, no tip pushed or bundled; a chain
+ * a remote was given is remembered as dropped there, so the next push of its session says to `unpush`
+ * first (the chain made again does not continue the remote's, and nothing is forced).
+ */
+function withoutChains(share: ShareState, gone: ReadonlySet<string>): ShareState {
+  const next: ShareState = structuredClone(share);
+  for (const ref of gone) {
+    const remotes = Object.entries(next.pushed)
+      .filter(([, tips]) => tips[ref])
+      .map(([label]) => label);
+    if (remotes.length) {
+      const had = next.dropped?.[ref]?.remotes ?? [];
+      next.dropped = {
+        ...next.dropped,
+        [ref]: { session: next.exports[ref]?.session ?? null, remotes: [...new Set([...had, ...remotes])] },
+      };
+    }
+    delete next.exports[ref];
+    delete next.bundled[ref];
+    for (const tips of Object.values(next.pushed)) delete tips[ref];
+  }
+  return next;
+}
+
+/** Fetched checkpoints by session (a chain's base with the session it is the start of), with the remotes they came from. */
+function fetchedGroups(dropped: readonly CheckpointRecord[]): ForgetReport['fetchedDropped'] {
+  const groups = new Map<string, { session: string | null; checkpoints: number; remotes: Set<string> }>();
+  const sessionAfter = new Map(dropped.flatMap((r) => (r.parent !== null && r.session !== null ? [[r.parent, r.session] as const] : [])));
+  for (const r of dropped) {
+    const session = r.session ?? sessionAfter.get(r.id) ?? null;
+    const key = session ?? `${r.origin!.writer}`;
+    const g = groups.get(key) ?? { session, checkpoints: 0, remotes: new Set<string>() };
+    g.checkpoints++;
+    g.remotes.add(r.origin!.remote);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map((g) => ({ session: g.session, checkpoints: g.checkpoints, remotes: [...g.remotes] }));
+}
+
+/** The refs under refs/ckpt-remote/ whose tip is a fetched checkpoint this forget drops. */
+async function trackingRefsOf(ctx: StoreContext, dropped: ReadonlySet<string>): Promise<string[]> {
+  if (dropped.size === 0) return [];
+  const { stdout } = await git({
+    gitDir: ctx.paths.gitDir,
+    cwd: ctx.paths.dir,
+    verb: 'for-each-ref',
+    // Every ref (the shadow repository holds only git-ckpt's): a pattern would match one level only.
+    args: ['--format=%(objectname) %(refname)'],
+  });
+  return stdout
+    .toString('utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const [tip, ref] = line.split(' ');
+      return tip && ref?.startsWith(`${REMOTE_REFS}/`) && dropped.has(tip) && parseShareRef(ref) ? [ref] : [];
+    });
+}
+
+/** Delete git-ckpt's own refs in the shadow repository (an update to the null id deletes a ref). */
+async function deleteRefs(ctx: StoreContext, refs: readonly string[], oidLength: number): Promise<void> {
+  const none = '0'.repeat(oidLength);
+  for (const ref of refs)
+    await git({ gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir, verb: 'update-ref', args: [{ ref }, { oid: none }], okCodes: [1, 128] });
+}
+
+/** A JSONL file (fetched checkpoints) without the records of these ids, durably; unreadable lines stay as they were. */
+function writeLinesWithout(file: string, ids: ReadonlySet<string>): void {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const kept = lines.filter((line) => {
+    try {
+      const id = (JSON.parse(line) as { id?: unknown } | null)?.id;
+      return !(typeof id === 'string' && ids.has(id));
+    } catch {
+      return true;
+    }
+  });
+  writeFileDurable(file, kept.join('\n'));
+}
+
+/** The store's size as it stays: the locks this forget holds (links naming their owner) are not counted. */
+function storeBytes(paths: StorePaths): number {
+  return dirSize(paths.dir) - fileBytes(paths.lock) - fileBytes(paths.shareLock);
+}
+
+/** The bytes of the store's object files: its loose objects and its packs (what replaceObjects replaces by one pack). */
+function objectFileBytes(paths: StorePaths): number {
+  let loose = 0;
+  for (const id of looseObjects(paths))
+    try {
+      loose += lstatSync(looseObjectPath(paths, id)).size;
+    } catch {
+      /* gone */
+    }
+  return dirSize(paths.packDir) + loose;
+}
+
+/**
+ * The pack `replaceObjects` would write of these objects (the same `pack-objects` run, its deltas
+ * included), counted as it streams by, never written: its bytes and how many objects it holds.
+ */
+async function packSize(repo: RepoAccess & { scratchObjectDir?: string }, list: string): Promise<{ bytes: number; objects: number }> {
+  let bytes = 0;
+  let head = Buffer.alloc(0);
+  await git({
+    verb: 'pack-objects',
+    args: ['-q', '--window=10', '--stdout'],
+    gitDir: repo.gitDir,
+    cwd: repo.cwd,
+    scratchObjectDir: repo.scratchObjectDir,
+    input: list
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => `${line}\n`)
+      .join(''),
+    collectStdout: false,
+    onStdout: (chunk) => {
+      bytes += chunk.length;
+      if (head.length < 12) head = Buffer.concat([head, chunk.subarray(0, 12 - head.length)]);
+    },
+  });
+  return { bytes, objects: head.length === 12 ? head.readUInt32BE(8) : 0 };
+}
+
+/**
+ * Pure: the files a pack of `objects` makes in the store: the pack, its index (git's version 2: a
+ * fan-out table and 28 bytes an object, more past 2 GiB) and its `.keep` mark. On a store of a few
+ * loose objects that is more than what leaves: it grows, and the report says so.
+ */
+function packFiles(pack: { bytes: number; objects: number }): number {
+  const bigOffsets = pack.bytes > 2 ** 31 ? pack.objects * 8 : 0;
+  return pack.bytes + 8 + 256 * 4 + pack.objects * 28 + bigOffsets + 40 + 'git-ckpt\n'.length;
 }
 
 /**

@@ -14,9 +14,12 @@ import { forEachObject } from '../git/objects.js';
 import { indexBlobs, recordObjects, sharedCommits } from '../store/packs.js';
 import { git } from '../git/runner.js';
 import { dirSize, writeFileDurable, type StorePaths } from '../store/store.js';
+import { readFetched, readShareState } from '../store/share-state.js';
 
 export interface FsckReport {
+  /** This workspace's own checkpoints, and those fetched from other stores (checked the same way). */
   checkpoints: number;
+  fetched: number;
   /** Ids of degraded checkpoints, oldest first; empty when none. */
   degraded: string[];
   /** For each degraded checkpoint, the missing objects (first few). */
@@ -24,6 +27,10 @@ export interface FsckReport {
   orphans: number;
   storeBytes: number;
   unreadableLines: string[];
+  /** Fetched records left out of every view (unreadable, or ids without an id's shape). */
+  fetchedWarnings: string[];
+  /** Export refs whose chain's commits are gone: the next push or bundle makes the chain again. */
+  lostExports: string[];
 }
 
 async function allObjects(paths: StorePaths): Promise<Map<string, string>> {
@@ -62,7 +69,10 @@ async function reachable(paths: StorePaths, ids: readonly string[]): Promise<{ f
 }
 
 export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, string>): Promise<FsckReport> {
-  const { records, warnings } = readLedger(paths.ledger);
+  const { records: own, warnings } = readLedger(paths.ledger);
+  // Fetched checkpoints are restorable like the workspace's own: a missing object of theirs is a degraded checkpoint too.
+  const fetched = readFetched(paths);
+  const records = [...fetched.records, ...own];
   const objects = objectsPresent ?? (await allObjects(paths));
   const missing: Record<string, string[]> = {};
   for (const r of records) {
@@ -85,13 +95,25 @@ export async function fsckStore(paths: StorePaths, objectsPresent?: Map<string, 
   for (const blob of await indexBlobs(paths)) all.found.add(blob);
   let orphans = 0;
   for (const id of objects.keys()) if (!all.found.has(id)) orphans++;
+  let lostExports: string[] = [];
+  try {
+    const state = readShareState(paths);
+    lostExports = Object.entries(state?.exports ?? {})
+      .filter(([, chain]) => !objects.has(chain.tip))
+      .map(([ref]) => ref);
+  } catch {
+    /* a share state the share commands refuse, and name */
+  }
   return {
-    checkpoints: records.length,
+    checkpoints: own.length,
+    fetched: fetched.records.length,
     degraded: records.filter((r) => missing[r.id]).map((r) => r.id),
     missing,
     orphans,
     storeBytes: dirSize(paths.dir),
     unreadableLines: warnings,
+    fetchedWarnings: fetched.warnings,
+    lostExports,
   };
 }
 

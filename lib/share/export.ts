@@ -13,7 +13,7 @@ import { secretMatcher } from '../capture/capture-plan.js';
 import { forEachObject } from '../git/objects.js';
 import { git, nulTerminated, splitZ } from '../git/runner.js';
 import type { CheckpointRecord } from '../model/ledger.js';
-import { FILE_RULES_VERSION, findSecret } from '../model/redact.js';
+import { BYTES_SCAN_VERSION, FILE_RULES_VERSION, findOwnToken, findSecretInBytes } from '../model/redact.js';
 import {
   BLOB_CAP_BYTES,
   baseMessage,
@@ -24,8 +24,9 @@ import {
   type OutgoingBlob,
 } from '../model/share-plan.js';
 import type { StoreContext } from '../store/context.js';
+import { currentDaemonToken } from '../store/daemon-client.js';
 import { presentObjects } from '../store/packs.js';
-import type { ExportChain, ShareState } from './state.js';
+import type { ExportChain, ShareState } from '../store/share-state.js';
 
 export interface ExportOptions {
   /** Also carry what the user's .gitignore ignores. */
@@ -79,6 +80,8 @@ interface SessionPlan {
   dropped: (path: string) => boolean;
   rooted: string | undefined;
   userObjects: string | undefined;
+  /** The chain share.json names lost its commits: this plan makes it again from the start. */
+  lost: boolean;
 }
 
 interface ExportItem {
@@ -102,16 +105,32 @@ export async function planExports(
 ): Promise<SessionPlan[]> {
   const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
   const secrets = await secretMatcher(ctx.settings.secretPatterns);
-  const rules = createHash('sha256').update(FILE_RULES_VERSION).digest('hex').slice(0, 16);
+  const token = currentDaemonToken(ctx.env);
+  // The cache holds verdicts of this rule table read this way; the daemon token is a rule too: any of them
+  // changed, every blob is read again (the token's hash only, never its value, in share.json).
+  const rules = createHash('sha256')
+    .update(`${BYTES_SCAN_VERSION}\n${FILE_RULES_VERSION}\n${token ?? ''}`)
+    .digest('hex')
+    .slice(0, 16);
   if (state.scannedWith !== rules) {
     // A new credential table: every blob is read again.
     state.scanned = {};
     state.scannedWith = rules;
   }
   const plans: SessionPlan[] = [];
+  // A chain whose commits are gone (an older git-ckpt's forget deleted them) is made again from scratch:
+  // the same checkpoints make the same commits, so the remote's ref still fast-forwards when they are all kept.
+  const known = sessions.flatMap((session) => {
+    const c = state.exports[exportRef(state.ws, session, state.writer)];
+    return c ? [c.tip, ...(c.base ? [c.base] : []), ...Object.values(c.sources)] : [];
+  });
+  const whole = new Set(await presentObjects(ctx.paths, [...new Set(known)]));
   for (const session of sessions) {
     const ref = exportRef(state.ws, session, state.writer);
-    const chain: ExportChain = structuredClone(state.exports[ref]) ?? { session, tip: '', sources: {} };
+    const made = state.exports[ref];
+    const lost =
+      made !== undefined && [made.tip, ...(made.base ? [made.base] : []), ...Object.values(made.sources)].some((id) => !whole.has(id));
+    const chain: ExportChain = (!lost && structuredClone(made)) || { session, tip: '', sources: {} };
     const { steps, baseTree, baseTime } = sessionExport(records, session);
     const present = new Set(await presentObjects(ctx.paths, [...steps.flatMap((r) => [r.id, r.tree]), ...(baseTree ? [baseTree] : [])]));
     // A checkpoint whose objects are gone (degraded) is left out: the chain goes on from the one before it.
@@ -144,7 +163,7 @@ export async function planExports(
     for (const item of items)
       for (const [p, e] of listings.get(item.tree)!)
         if (e.type === 'blob' && !dropped(p) && !had.has(e.oid) && !outgoing.has(e.oid)) outgoing.set(e.oid, { path: p, size: e.size });
-    await scanBlobs(repo, state, outgoing);
+    await scanBlobs(repo, state, outgoing, token);
 
     let withheld: SessionExport['withheld'] = null;
     let kept = items;
@@ -189,6 +208,7 @@ export async function planExports(
       dropped,
       rooted,
       userObjects: options.userObjects,
+      lost,
     });
   }
   return plans;
@@ -197,7 +217,8 @@ export async function planExports(
 /** Make the planned commits and move the export refs; `state` records each chain. The caller holds the lock and writes it. */
 export async function makeExports(ctx: StoreContext, state: ShareState, plans: readonly SessionPlan[]): Promise<SessionExport[]> {
   const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
-  for (const { report, chain, kept, listings, dropped, rooted, userObjects } of plans) {
+  for (const { report, chain, kept, listings, dropped, rooted, userObjects, lost } of plans) {
+    if (lost) forgetLostChain(state, report.ref, report.session);
     if (!kept.length) continue;
     const readUser = rooted ? { readAlternate: userObjects } : {};
     const identity = { ws: state.ws, writer: state.writer, root: rooted };
@@ -228,6 +249,22 @@ export async function makeExports(ctx: StoreContext, state: ShareState, plans: r
     report.tip = tip;
   }
   return plans.map((p) => p.report);
+}
+
+/**
+ * A chain whose commits are gone, out of the share state: no export, no tip pushed or bundled. A remote
+ * that was given it is remembered (`dropped`): if the chain made again is not the same, a push there is
+ * refused with the step that removes the old one.
+ */
+function forgetLostChain(state: ShareState, ref: string, session: string | null): void {
+  const remotes = Object.entries(state.pushed)
+    .filter(([, tips]) => tips[ref])
+    .map(([label]) => label);
+  if (remotes.length)
+    state.dropped = { ...state.dropped, [ref]: { session, remotes: [...new Set([...(state.dropped?.[ref]?.remotes ?? []), ...remotes])] } };
+  delete state.exports[ref];
+  delete state.bundled[ref];
+  for (const tips of Object.values(state.pushed)) delete tips[ref];
 }
 
 /** Every entry of a tree with its type and size (`ls-tree -r -l`). */
@@ -267,12 +304,19 @@ async function ignoredPaths(ctx: StoreContext, paths: string[]): Promise<Set<str
   return new Set(splitZ(stdout).map((p) => (p.startsWith('./:') ? p.slice(2) : p)));
 }
 
-/** Read the blobs not read before for credential shapes; binary files (a NUL early on) are not text and hold none. */
-async function scanBlobs(repo: { gitDir: string; cwd: string }, state: ShareState, blobs: Map<string, OutgoingBlob>): Promise<void> {
+/**
+ * Read the blobs not read before for git-ckpt's own token (in any file) and for credential shapes: text,
+ * UTF-16 text, and binary files too (see findSecretInBytes).
+ */
+async function scanBlobs(
+  repo: { gitDir: string; cwd: string },
+  state: ShareState,
+  blobs: Map<string, OutgoingBlob>,
+  token: string | undefined,
+): Promise<void> {
   const unread = [...blobs].filter(([oid]) => state.scanned[oid] === undefined).map(([oid]) => oid);
   await forEachObject(repo, unread, (oid, content) => {
-    const head = content.subarray(0, 8000);
-    const hit = head.includes(0) ? undefined : findSecret(content.toString('utf8'));
+    const hit = findOwnToken(content, token) ?? findSecretInBytes(content);
     state.scanned[oid] = hit ? `${hit.rule}\0${hit.line}` : '';
   });
 }

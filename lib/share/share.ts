@@ -18,6 +18,9 @@ import { EMPTY_TREE, isObjectId } from '../model/oid.js';
 import {
   capProblem,
   exportRef,
+  NO_SESSION,
+  sessionWords,
+  importedRecordProblem,
   missingPrerequisites,
   parsePorcelain,
   parseShareRef,
@@ -31,6 +34,7 @@ import {
 } from '../model/share-plan.js';
 import { forEachObject, treeChanges } from '../git/objects.js';
 import { readCommitText } from '../model/trailers.js';
+import { oneLine, withArticle } from '../model/text.js';
 import { changeSummary } from '../retain/forget-plan.js';
 import { git, urlProblem, type GitCall } from '../git/runner.js';
 import type { StoreContext } from '../store/context.js';
@@ -48,7 +52,7 @@ import {
   requireShareState,
   writeShareState,
   type ShareState,
-} from './state.js';
+} from '../store/share-state.js';
 
 /** Runs `fn` under the workspace lock with a fresh context (the Workspace's lock door). */
 export type Locked = <T>(fn: (ctx: StoreContext) => Promise<T>) => Promise<T>;
@@ -260,6 +264,7 @@ function assertOwnWriter(state: ShareState): void {
 function chooseSessions(records: readonly CheckpointRecord[], session: string | undefined, all: boolean | undefined): (string | null)[] {
   const local = records.filter((r) => !r.origin);
   if (all) return [...new Set(local.map((r) => r.session))];
+  if (session === NO_SESSION) return [null];
   if (session !== undefined) return [resolveSession(local, session)];
   const latest = [...local].reverse().find((r) => r.session !== null)?.session;
   if (!latest) throw new CkptError('nothing', 'no agent session has checkpoints here: name one with --session, or push --all');
@@ -313,7 +318,8 @@ export async function push(access: ShareAccess, options: PushOptions): Promise<P
         reports.flatMap((e) => e.tooLarge),
         reports.reduce((n, e) => n + e.bytes, 0),
       );
-      writeShareState(lockedCtx.paths, fresh);
+      // A dry run writes nothing, its scan cache neither (print means print): the real push reads again.
+      if (!options.dryRun) writeShareState(lockedCtx.paths, fresh);
       if (cap) throw new CkptError('refused', cap);
       return { plans, ledgerTip: records.at(-1)?.id ?? null };
     };
@@ -360,9 +366,12 @@ export async function push(access: ShareAccess, options: PushOptions): Promise<P
         size = outcome.refCap;
         continue;
       }
+      const dropped = requireShareState(ctx.paths).dropped ?? {};
       for (const s of chunk) {
         const rejected = outcome.rejected.get(s.ref);
-        report.sessions.push(rejected === undefined ? s : { ...s, status: 'rejected', reason: rejected });
+        // The remote holds the chain this store dropped (forget took what it carried): say how to remove it.
+        const reason = rejected !== undefined && dropped[s.ref] ? droppedChainLine(s.session) : rejected;
+        report.sessions.push(reason === undefined ? s : { ...s, status: 'rejected', reason });
       }
       queue = queue.slice(chunk.length);
     }
@@ -370,11 +379,29 @@ export async function push(access: ShareAccess, options: PushOptions): Promise<P
     if (pushed.length) {
       const latest = requireShareState(ctx.paths);
       latest.pushed[label] ??= {};
-      for (const s of pushed) latest.pushed[label][s.ref] = s.tip!;
+      for (const s of pushed) {
+        latest.pushed[label][s.ref] = s.tip!;
+        noLongerDroppedOn(latest, s.ref, label);
+      }
       writeShareState(ctx.paths, latest);
     }
     return report;
   });
+}
+
+/** Why a push of a session whose chain this store dropped is refused: the remote still has the old one. */
+function droppedChainLine(session: string | null): string {
+  const named = sessionWords(session);
+  return `the remote holds this session's checkpoints as they were before git ckpt forget took some of them out: nothing was sent (nothing is forced); git ckpt unpush ${named} deletes that ref (the host keeps its objects until it purges them), then git ckpt push ${named} sends the session as it is now`;
+}
+
+/** A remote that no longer holds a dropped chain (it took the new one, or unpush deleted it): not named as holding it again. */
+function noLongerDroppedOn(state: ShareState, ref: string, label: string): void {
+  const entry = state.dropped?.[ref];
+  if (!entry) return;
+  entry.remotes = entry.remotes.filter((r) => r !== label);
+  if (entry.remotes.length === 0) delete state.dropped![ref];
+  if (Object.keys(state.dropped!).length === 0) delete state.dropped;
 }
 
 /** Whether the remote has `commit`: one of its branches points at it, or at a commit of the user's repository that descends from it. */
@@ -416,7 +443,9 @@ export async function autoPush(access: ShareAccess, session: string): Promise<vo
     for (const s of report.sessions) {
       if (s.status === 'rejected') lines.push(`not pushed to ${report.remote}: ${s.reason}`);
       if (s.withheld)
-        lines.push(`withheld from ${report.remote}: ${s.withheld.count} checkpoint(s), ${s.withheld.path} looks like a ${s.withheld.rule}`);
+        lines.push(
+          `withheld from ${report.remote}: ${s.withheld.count} checkpoint(s), ${s.withheld.path} looks like ${withArticle(s.withheld.rule)}`,
+        );
     }
   } catch (err) {
     lines.push(`not pushed: ${(err as Error).message}`);
@@ -547,6 +576,8 @@ export interface FetchReport {
   fetched: { session: string; writer: string; added: number; total: number }[];
   /** Refs git would not move (not a fast-forward: the other store rewrote its chain). */
   rejected: string[];
+  /** Chains refused whole, each in one line: a commit whose ids have no id's shape (another store's text never becomes an option here). */
+  refused: string[];
 }
 
 /** `fetch`: the remote's chains of this workspace into refs/ckpt-remote/<remote>/…, their checkpoints into this store. */
@@ -564,17 +595,46 @@ export async function fetchCheckpoints(access: ShareAccess, options: FetchOption
         mine: r.writer === state.writer && r.ws === state.ws,
         thisWorkspace: r.ws === state.ws,
       }));
-      return { remote: label, url, listed, fetched: [], rejected: [] };
+      return { remote: label, url, listed, fetched: [], rejected: [], refused: [] };
     }
     const part = options.session === undefined ? undefined : sessionRefPart(options.session);
     const from = `${SHARE_REFS}/${state.ws}/${part ? `${part}/` : ''}*`;
     const into = `${REMOTE_REFS}/${label}/${state.ws}/${part ? `${part}/` : ''}*`;
     return access.locked(async (lockedCtx) => {
+      const tracked = `${REMOTE_REFS}/${label}/${state.ws}/`;
+      await dropStaleTracking(lockedCtx, tracked, state);
       const rejected = await fetchInto(lockedCtx, { url }, from, into);
-      const fetched = await importTracked(lockedCtx, `${REMOTE_REFS}/${label}/${state.ws}/`, label, state);
-      return { remote: label, url, fetched, rejected };
+      const imported = await importTracked(lockedCtx, tracked, label, state);
+      await dropStaleTracking(lockedCtx, tracked, state);
+      return { remote: label, url, ...imported, rejected };
     });
   });
+}
+
+/**
+ * The tracking refs under `prefix` that must not stay: this store's own chains come back through a remote
+ * or a bundle (its checkpoints are here already, and a forget may drop their objects), and a ref whose tip
+ * this store no longer has (an older git-ckpt's forget or gc took it) would fail every later fetch.
+ */
+async function dropStaleTracking(ctx: StoreContext, prefix: string, state: ShareState | undefined): Promise<void> {
+  const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
+  const { stdout } = await git({
+    ...repo,
+    verb: 'for-each-ref',
+    args: ['--format=%(objectname) %(refname)', { ref: prefix.replace(/\/$/, '') }],
+  });
+  const refs = shareRefLines(stdout.toString('utf8'));
+  if (!refs.length) return;
+  const present = new Set(
+    await presentObjects(
+      ctx.paths,
+      refs.map((r) => r.tip),
+    ),
+  );
+  for (const r of refs) {
+    const own = state !== undefined && r.writer === state.writer && r.ws === state.ws;
+    if (own || !present.has(r.tip)) await git({ ...repo, verb: 'update-ref', args: [{ ref: r.ref }, { oid: '0'.repeat(r.tip.length) }] });
+  }
 }
 
 /** `git fetch` without force: refs that would not fast-forward stay, and are named. */
@@ -604,8 +664,9 @@ async function importTracked(
   prefix: string,
   label: string,
   state: ShareState | undefined,
-): Promise<FetchReport['fetched']> {
+): Promise<Pick<FetchReport, 'fetched' | 'refused'>> {
   const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.paths.dir };
+  const refused: string[] = [];
   const { stdout } = await git({
     ...repo,
     verb: 'for-each-ref',
@@ -620,6 +681,21 @@ async function importTracked(
     await localize(ctx, chain);
     const raw = new Map<string, string>();
     await forEachObject(repo, chain, (oid, content) => void raw.set(oid, content.toString('utf8')));
+    // Another store's text never becomes an option or a shell word here: a commit whose ids have no
+    // id's shape refuses its chain whole (a chain cannot skip one), and its tracking ref goes.
+    const problem = chain
+      .map((id) => {
+        const commit = readExportCommit(id, raw.get(id) ?? '');
+        if (!commit) return undefined;
+        const why = importedRecordProblem(commit.base ? { session: commit.session } : commit.record);
+        return why && `checkpoint ${(commit.base ? id : commit.source).slice(0, 8)}: ${why}`;
+      })
+      .find(Boolean);
+    if (problem) {
+      await git({ ...repo, verb: 'update-ref', args: [{ ref: parsed.ref }, { oid: '0'.repeat(tip.length) }] });
+      refused.push(`session ${oneLine(parsed.session, 80)} of writer ${parsed.writer} refused whole: ${problem}`);
+      continue;
+    }
     const added: CheckpointRecord[] = [];
     let parent: { id: string; tree: string } | undefined;
     let total = 0;
@@ -670,7 +746,7 @@ async function importTracked(
     appendFetched(ctx.paths, added);
     report.push({ session: parsed.session, writer: parsed.writer, added: added.length, total });
   }
-  return report;
+  return { fetched: report, refused };
 }
 
 /** A chain's commits, oldest first, down to its base: the user's commit under it (its root) is where the walk stops. */
@@ -764,6 +840,8 @@ export async function bundleCreate(access: ShareAccess, file: string, options: B
         ],
       });
       for (const e of carried) state.bundled[e.ref] = e.tip!;
+      // Where each bundle went, so that a forget of what it holds can name the file.
+      state.bundleFiles = { ...state.bundleFiles, [target]: carried.map((e) => e.ref) };
       writeShareState(lockedCtx.paths, state);
       return { file: target, bytes: statSync(target).size, sessions: made, refs: carried.length, prerequisites };
     });
@@ -772,7 +850,7 @@ export async function bundleCreate(access: ShareAccess, file: string, options: B
 
 export interface BundleVerifyReport {
   file: string;
-  refs: { ref: string; tip: string; session: string; writer: string }[];
+  refs: { ref: string; tip: string; ws: string; session: string; writer: string }[];
   prerequisites: string[];
   /** Prerequisites this store lacks: import the bundle they came in first. */
   missing: string[];
@@ -789,9 +867,10 @@ async function verifyLocked(ctx: StoreContext, file: string): Promise<BundleVeri
   const heads = await git({ ...repo, verb: 'bundle', args: [{ literal: 'list-heads' }, { file }], okCodes: [1, 128] });
   if (heads.code !== 0)
     throw new CkptError('remote', `${file} is not a git bundle (${heads.stderr.split('\n')[0]?.replace(/^(?:fatal|error): /, '') ?? ''})`);
-  const refs: BundleVerifyReport['refs'] = shareRefLines(heads.stdout.toString('utf8')).map(({ ref, tip, session, writer }) => ({
+  const refs: BundleVerifyReport['refs'] = shareRefLines(heads.stdout.toString('utf8')).map(({ ref, tip, ws, session, writer }) => ({
     ref,
     tip,
+    ws,
     session,
     writer,
   }));
@@ -809,11 +888,24 @@ async function verifyLocked(ctx: StoreContext, file: string): Promise<BundleVeri
   return { file, refs, prerequisites: [...new Set([...prerequisites, ...missing])], missing };
 }
 
-/** `bundle import`: verify, then take the bundle's chains as a fetch takes a remote's. */
+export interface BundleImportOptions {
+  /** Take the chains of every workspace the bundle holds, not only this one's. */
+  anyWorkspace?: boolean;
+}
+
+/**
+ * `bundle import`: verify, then take the bundle's chains of this workspace as a fetch takes a remote's.
+ * A store that never shared joins the one workspace the bundle holds (as `share init` joins a
+ * remote's); chains of other workspaces are taken only with `anyWorkspace`, and named otherwise.
+ */
 export async function bundleImport(
   access: ShareAccess,
   file: string,
-): Promise<BundleVerifyReport & { fetched: FetchReport['fetched']; rejected: string[] }> {
+  options: BundleImportOptions = {},
+): Promise<
+  BundleVerifyReport &
+    Pick<FetchReport, 'fetched' | 'rejected' | 'refused'> & { ws: string | null; otherWorkspaces: { ws: string; refs: number }[] }
+> {
   const target = path.resolve(file);
   return underShareLock(access, () =>
     access.locked(async (ctx) => {
@@ -823,9 +915,36 @@ export async function bundleImport(
           'remote',
           `${target} builds on ${verified.missing.length} commit${verified.missing.length === 1 ? '' : 's'} this store lacks (${verified.missing.map((m) => m.slice(0, 12)).join(', ')}): import the bundle made before it first (or, for a commit of your project, fetch it into your repository)`,
         );
-      const rejected = await fetchInto(ctx, { file: target }, `${SHARE_REFS}/*`, `${REMOTE_REFS}/${BUNDLE_LABEL}/*`);
-      const fetched = await importTracked(ctx, `${REMOTE_REFS}/${BUNDLE_LABEL}/`, BUNDLE_LABEL, readShareState(ctx.paths));
-      return { ...verified, fetched, rejected };
+      const held = [...new Set(verified.refs.map((r) => r.ws))];
+      let state = readShareState(ctx.paths);
+      let ws: string | null = null;
+      if (!options.anyWorkspace) {
+        if (!state && held.length === 1) {
+          state = initialState(undefined, held[0]!);
+          writeShareState(ctx.paths, state);
+        }
+        if (!state)
+          throw new CkptError(
+            'usage',
+            `${target} holds checkpoints of ${held.length} workspaces (${held.join(', ')}), and this store shares none yet: git ckpt share init --remote <url> --ws <id> names this one's, or bundle import --any-workspace takes them all`,
+          );
+        ws = state.ws;
+        if (!held.includes(ws))
+          throw new CkptError(
+            'refused',
+            `${target} holds checkpoints of workspace ${held.join(', ')}, not of this one (${ws}): nothing was imported; git ckpt bundle import --any-workspace takes them anyway`,
+          );
+      }
+      const from = ws ? `${SHARE_REFS}/${ws}/*` : `${SHARE_REFS}/*`;
+      const into = ws ? `${REMOTE_REFS}/${BUNDLE_LABEL}/${ws}/*` : `${REMOTE_REFS}/${BUNDLE_LABEL}/*`;
+      await dropStaleTracking(ctx, into.slice(0, -1), state);
+      const rejected = await fetchInto(ctx, { file: target }, from, into);
+      const imported = await importTracked(ctx, into.slice(0, -1), BUNDLE_LABEL, state);
+      await dropStaleTracking(ctx, into.slice(0, -1), state);
+      const otherWorkspaces = held
+        .filter((w) => ws !== null && w !== ws)
+        .map((w) => ({ ws: w, refs: verified.refs.filter((r) => r.ws === w).length }));
+      return { ...verified, ...imported, rejected, ws, otherWorkspaces };
     }),
   );
 }
@@ -844,8 +963,11 @@ export async function unpush(access: ShareAccess, options: { remote?: string; se
     const state = requireShareState(ctx.paths);
     const { label, url } = chosenRemote(state, options.remote);
     assertOwnWriter(state);
-    // The sessions this store exported, whether or not the ledger still has them (after forget or gc).
-    const exported = [...new Set(Object.values(state.exports).map((c) => c.session))].filter((s): s is string => s !== null);
+    // The sessions this store exported, whether or not the ledger still has them (after forget or gc),
+    // and those whose chain forget dropped while a remote held it.
+    const exported = [...new Set([...Object.values(state.exports), ...Object.values(state.dropped ?? {})].map((c) => c.session))].filter(
+      (s): s is string => s !== null,
+    );
     const named = exported.filter((s) => s === options.session || s.startsWith(options.session));
     if (named.length > 1 && !named.includes(options.session))
       throw new CkptError('bad-address', `session prefix ${options.session} is ambiguous (${named.length} matches)`);
@@ -854,12 +976,13 @@ export async function unpush(access: ShareAccess, options: { remote?: string; se
       : (named[0] ?? chooseSessions(readLedger(ctx.paths.ledger).records, options.session, false)[0]!);
     const ref = exportRef(state.ws, session, state.writer);
     const tip = (await lsRemote(ctx, url, ref)).find((r) => r.ref === ref)?.tip;
-    if (!tip) throw new CkptError('nothing', `the remote holds no checkpoints of session ${session} from this store`);
+    if (!tip) throw new CkptError('nothing', `the remote holds no checkpoints of session ${session ?? '(no session)'} from this store`);
     const outcome = await pushChunk(ctx, url, [{ src: '', dst: ref }], [`--force-with-lease=${ref}:${tip}`]);
     const why = outcome.rejected.get(ref);
     if (why) throw new CkptError('remote', why);
     const latest = requireShareState(ctx.paths);
     delete latest.pushed[label]?.[ref];
+    noLongerDroppedOn(latest, ref, label);
     // `push --all` and the turn-end push leave it deleted; `push --session` sends it again.
     latest.unpushed = { ...latest.unpushed, [ref]: true };
     writeShareState(ctx.paths, latest);

@@ -2,13 +2,16 @@
  * Reaching the daemon from a CLI or hook process: where it listens, whether
  * it runs, starting it in the background, stopping it, asking its status.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { CkptError } from '../model/errors.js';
-import { cliEntry } from './layout.js';
-import { processAlive } from './lock.js';
-import { daemonPaths, storeRoot } from './store.js';
+import { commandLineConfigOf } from '../git/runner.js';
+import { withoutAgentEnv } from '../model/hook-payload.js';
+import { spawnBackground } from './background.js';
+import { processAlive, processGone } from './lock.js';
+import { daemonPaths, storeRoot, writeFileAtomic } from './store.js';
 
 /** Where the daemon listens and who it is, as it writes it once it listens. */
 export interface Endpoint {
@@ -31,6 +34,10 @@ export interface WatchedWorkspace {
   lastFullScanReason: string | null;
   /** Why the account of changes is incomplete now, or null. */
   unknown: string | null;
+  /** Why part of the workspace is not watched (every capture scans everything until it is), or null. */
+  unwatched: string | null;
+  /** What fixes `unwatched`, when a person can (raise the inotify watch limit …). */
+  fix: string | null;
   pending: number;
   startedAt: number;
   lastActivityAt: number;
@@ -39,6 +46,12 @@ export interface WatchedWorkspace {
   verification: string | null;
   /** `git ckpt watch` on this workspace: its quiet period and the checkpoints it took. */
   watch?: { quietMs: number; checkpoints: number; since: number };
+}
+
+/** The daemon's inotify watches and the user's limit (Linux). */
+export interface InotifyUsage {
+  watches: number;
+  limit: number | null;
 }
 
 export interface DaemonStatus {
@@ -55,6 +68,8 @@ export interface DaemonStatus {
   port: number;
   idleExitMs: number;
   verifyEveryMs: number;
+  /** Linux only (null elsewhere): every workspace's folders share the user's limit. */
+  inotify: InotifyUsage | null;
   workspaces: WatchedWorkspace[];
 }
 
@@ -73,12 +88,46 @@ export function daemonToken(env: NodeJS.ProcessEnv = process.env): string {
   return readFileSync(daemonPaths(storeRoot(env)).token, 'utf8').trim();
 }
 
-/** Start the daemon in the background (it exits at once if one runs already). */
-export function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const child = spawn(process.execPath, [cliEntry(), 'daemon', 'run'], { detached: true, stdio: 'ignore', env });
-  child.on('error', () => undefined);
-  child.unref();
-  return child.pid;
+/** The token, when the daemon of this store root ever made one (undefined, never an error, when not). */
+export function currentDaemonToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  try {
+    return daemonToken(env) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A token as the daemon makes one: 24 random bytes in hex. */
+export function newDaemonToken(): string {
+  return randomBytes(24).toString('hex');
+}
+
+/**
+ * A new token, when the old one may have been read by others (an older git-ckpt wrote it into a
+ * project file that teams commit, and so into its checkpoints): the token file is replaced first
+ * (0600; 48 hex digits, as the daemon makes it), then a running daemon, which holds the old one,
+ * is restarted. Every config that names the token must then be written again with the new one.
+ */
+export async function renewDaemonToken(env: NodeJS.ProcessEnv = process.env, token = newDaemonToken()): Promise<void> {
+  if (!/^[0-9a-f]{48}$/.test(token)) throw new CkptError('refused', 'a daemon token is 48 hex digits');
+  const paths = daemonPaths(storeRoot(env));
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  writeFileAtomic(paths.token, token);
+  if (await stopDaemon(env)) await startDaemon(env);
+}
+
+/**
+ * Start the daemon in the background (it exits at once if one runs already). It lives on after this
+ * process and holds nothing of it: none of its descriptors (background.ts), none of its agent's variables,
+ * and it works from `/`, not from the folder of whichever hook started it (a relative store root is made
+ * absolute first).
+ */
+function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const own = withoutAgentEnv(env);
+  // A `git -c` setting holds for the one command that was given it, not for a daemon serving every workspace.
+  for (const key of Object.keys(commandLineConfigOf(own))) delete own[key];
+  if (own.GIT_CKPT_HOME) own.GIT_CKPT_HOME = path.resolve(own.GIT_CKPT_HOME);
+  return spawnBackground(['daemon', 'run'], { env: own, cwd: '/' });
 }
 
 /**
@@ -86,11 +135,24 @@ export function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | unde
  * found the one named unreachable: killed, not yet reaped); never waits for it.
  */
 export async function ensureDaemon(env: NodeJS.ProcessEnv = process.env, unreachable = false): Promise<'running' | 'started'> {
-  const endpoint = unreachable ? null : runningDaemon(env);
-  // Its pid may still answer after a SIGKILL (a zombie not yet reaped): the socket says whether it serves.
-  if (endpoint && (!endpoint.socket || (await answers(endpoint.socket)))) return 'running';
+  if (!unreachable && (await servingDaemon(env))) return 'running';
   spawnDaemon(env);
   return 'started';
+}
+
+/**
+ * The running daemon's endpoint when it also serves: its pid may outlive its socket (a zombie not yet
+ * reaped after a SIGKILL, or a daemon that is exiting), and then none serves.
+ */
+async function servingDaemon(env: NodeJS.ProcessEnv): Promise<Endpoint | null> {
+  const endpoint = runningDaemon(env);
+  if (!endpoint || (endpoint.socket && !(await answers(endpoint.socket)))) return null;
+  return endpoint;
+}
+
+/** Whether a request failed because nothing serves at the endpoint (gone between the look and the request). */
+function nobodyServes(err: unknown): boolean {
+  return ['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE'].includes((err as NodeJS.ErrnoException).code ?? '');
 }
 
 /** Whether something accepts connections on a Unix socket (a local connect: well under a millisecond). */
@@ -149,27 +211,35 @@ export async function startDaemon(
   env: NodeJS.ProcessEnv = process.env,
   waitMs = 10_000,
 ): Promise<{ endpoint: Endpoint; started: boolean }> {
-  const running = runningDaemon(env);
+  const running = await servingDaemon(env);
   if (running) return { endpoint: running, started: false };
   spawnDaemon(env);
   const until = Date.now() + waitMs;
   for (let delay = 5; Date.now() < until; delay = Math.min(delay * 2, 100)) {
     await sleep(delay);
-    const endpoint = runningDaemon(env);
+    const endpoint = await servingDaemon(env);
     if (endpoint) return { endpoint, started: true };
   }
   throw new CkptError('io', `the daemon did not start within ${Math.round(waitMs / 1000)} s (see ${daemonPaths(storeRoot(env)).log})`);
 }
 
-/** Stop the running daemon and wait until it has exited; false when none ran. */
+/**
+ * Stop the running daemon and wait until it has exited; false when none serves. A pid whose socket is
+ * closed is never signalled: that daemon is exiting or gone, and its pid may be another process's by now.
+ */
 export async function stopDaemon(env: NodeJS.ProcessEnv = process.env, waitMs = 20_000): Promise<boolean> {
-  const endpoint = runningDaemon(env);
+  const endpoint = await servingDaemon(env);
   if (!endpoint) return false;
-  await request(endpoint, env, 'POST', '/stop').catch(() => {
-    process.kill(endpoint.pid, 'SIGTERM');
-  });
+  // Refused (over TCP, with a token the daemon no longer holds) or unanswered: it is told by signal.
+  const asked = await request(endpoint, env, 'POST', '/stop').then(
+    (r) => r.status < 300,
+    () => false,
+  );
+  if (!asked) process.kill(endpoint.pid, 'SIGTERM');
   const until = Date.now() + waitMs;
-  while (processAlive(endpoint.pid)) {
+  for (let waited = 0; processAlive(endpoint.pid); waited += 20) {
+    // A zombie answers kill -0 until it is reaped: `ps` says it is gone (looked at once a second).
+    if (waited > 0 && waited % 1000 === 0 && processGone(endpoint.pid)) break;
     if (Date.now() > until)
       throw new CkptError('io', `the daemon (pid ${endpoint.pid}) did not exit within ${Math.round(waitMs / 1000)} s`);
     await sleep(20);
@@ -178,12 +248,18 @@ export async function stopDaemon(env: NodeJS.ProcessEnv = process.env, waitMs = 
 }
 
 /** The running daemon's status, or null when none runs. */
-export async function daemonStatus(env: NodeJS.ProcessEnv = process.env): Promise<DaemonStatus | null> {
-  const endpoint = runningDaemon(env);
+export async function daemonStatus(env: NodeJS.ProcessEnv = process.env, timeoutMs = 5000): Promise<DaemonStatus | null> {
+  const endpoint = await servingDaemon(env);
   if (!endpoint) return null;
-  const { status, body } = await request(endpoint, env, 'GET', '/status');
-  if (status !== 200) throw new CkptError('io', `the daemon answered ${status}: ${body.trim().slice(0, 200)}`);
-  return JSON.parse(body) as DaemonStatus;
+  let answer: { status: number; body: string };
+  try {
+    answer = await request(endpoint, env, 'GET', '/status', timeoutMs);
+  } catch (err) {
+    if (nobodyServes(err)) return null;
+    throw new CkptError('io', `the daemon (pid ${endpoint.pid}) did not answer: ${(err as Error).message}`);
+  }
+  if (answer.status !== 200) throw new CkptError('io', `the daemon answered ${answer.status}: ${answer.body.trim().slice(0, 200)}`);
+  return JSON.parse(answer.body) as DaemonStatus;
 }
 
 /**

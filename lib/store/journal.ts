@@ -13,7 +13,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { CkptError } from '../model/errors.js';
 import { OPERATION_KINDS, type OperationKind } from '../model/ledger.js';
 import { unsafePathReason } from '../model/paths.js';
-import type { ActionCounts, TreeEntry } from '../model/tree.js';
+import { fileEntryProblem, type ActionCounts, type TreeEntry } from '../model/tree.js';
 import { isObjectId } from '../model/oid.js';
 import { fsyncFolder, storePaths, writeFileDurable } from './store.js';
 
@@ -35,6 +35,8 @@ export interface Journal {
   paths?: string[];
   /** A revert: the checkpoints it reverted, newest first. */
   reverted?: string[];
+  /** A restore that follows a rewind inside the agent: the end of the turns left behind (OperationInfo.rewound). */
+  rewound?: string;
   entries: JournalEntry[];
 }
 
@@ -42,16 +44,7 @@ function journalFile(storeDir: string): string {
   return storePaths(storeDir).journal;
 }
 
-const MODES = new Set(['100644', '100755', '120000']);
-
-function entryProblem(e: unknown): string | undefined {
-  if (e === null) return undefined;
-  if (typeof e !== 'object') return 'entry is not an object';
-  const { mode, oid } = e as TreeEntry;
-  if (!MODES.has(mode)) return `bad mode ${JSON.stringify(mode)}`;
-  if (!isObjectId(oid)) return 'bad object id';
-  return undefined;
-}
+const entryProblem = (e: unknown) => fileEntryProblem(e, isObjectId);
 
 /** Pure: validate a parsed journal; returns the reason it is unusable, or undefined. */
 function journalProblem(j: Partial<Journal>): string | undefined {
@@ -68,6 +61,7 @@ function journalProblem(j: Partial<Journal>): string | undefined {
   )
     return 'bad path selection';
   if (j.reverted !== undefined && (!Array.isArray(j.reverted) || !j.reverted.every(isObjectId))) return 'bad reverted checkpoints';
+  if (j.rewound !== undefined && !isObjectId(j.rewound)) return 'bad rewound checkpoint';
   if (!Array.isArray(j.entries)) return 'no entries';
   for (const e of j.entries) {
     if (!Array.isArray(e) || e.length !== 3 || typeof e[0] !== 'string') return 'bad entry';

@@ -4,7 +4,7 @@
  * entry script; both find them here, from the package root (the folder whose
  * package.json names git-ckpt), wherever this module was bundled to.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -49,4 +49,37 @@ export function mcpEntryScript(): string {
 /** The hook entry script the agents run. */
 export function hookEntryScript(): string {
   return path.join(packageRoot(), 'hooks', 'git-ckpt-hook');
+}
+
+/**
+ * The name the hook entry script is installed under on PATH (package.json's `bin`), when the one PATH
+ * finds is this package's own: a command a shared project file can hold for every teammate who
+ * installed git-ckpt, where an absolute path would name one person's checkout. Undefined otherwise
+ * (run from a checkout that was never installed, or another copy first on PATH).
+ */
+export function hookCommandOnPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return entryCommandOnPath('git-ckpt-hook', hookEntryScript(), env);
+}
+
+/** The same for the MCP server's entry script (`git-ckpt-mcp`). */
+export function mcpCommandOnPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return entryCommandOnPath('git-ckpt-mcp', mcpEntryScript(), env);
+}
+
+function entryCommandOnPath(name: string, script: string, env: NodeJS.ProcessEnv): string | undefined {
+  const own = realpathOr(script);
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const found = realpathOr(path.join(dir, name));
+    if (found !== undefined) return found === own ? name : undefined;
+  }
+  return undefined;
+}
+
+function realpathOr(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
+  }
 }

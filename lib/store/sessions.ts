@@ -76,3 +76,37 @@ export async function forgetSessionState(storeDir: string, session: string): Pro
     writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
   });
 }
+
+/**
+ * Replace, in every session's state, the texts `scrub` rewrites (a tool call's input not yet recorded,
+ * a turn's title not yet carried by a checkpoint): `forget --path` takes a forgotten path's mention out
+ * of them too. Returns how many texts changed.
+ */
+export async function scrubSessionTexts(
+  storeDir: string,
+  scrub: (text: string, what: 'input' | 'prompt') => string | undefined,
+): Promise<number> {
+  return withLock(storePaths(storeDir).sessionsLock, SESSIONS_LOCK_TIMEOUT_MS, async () => {
+    const table = readTable(storeDir);
+    let changed = 0;
+    const call = (c: { input: string | null } | null | undefined) => {
+      const next = c?.input ? scrub(c.input, 'input') : undefined;
+      if (c && next !== undefined) {
+        c.input = next;
+        changed++;
+      }
+    };
+    for (const state of Object.values(table)) {
+      if (!state || typeof state !== 'object') continue;
+      call(state.open);
+      for (const r of Object.values(state.running ?? {})) call(r?.call);
+      const title = typeof state.title === 'string' ? scrub(state.title, 'prompt') : undefined;
+      if (title !== undefined) {
+        state.title = title;
+        changed++;
+      }
+    }
+    if (changed) writeFileSync(sessionsFile(storeDir), JSON.stringify(table), { mode: 0o600 });
+    return changed;
+  });
+}

@@ -4,7 +4,7 @@
  * wins). They are read by git itself, in one process.
  */
 import { CkptError } from '../model/errors.js';
-import { git } from '../git/runner.js';
+import { commandLineConfigOf, git } from '../git/runner.js';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { stampedCache, statStamp, type StorePaths } from './store.js';
@@ -207,9 +207,8 @@ function configSources(paths: StorePaths, env: NodeJS.ProcessEnv): string[] {
  * after editing it.)
  */
 export async function readSettings(paths: StorePaths, env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Promise<Settings> {
-  const stamp = configSources(paths, env)
-    .map((f) => `${f}:${statStamp(f)}`)
-    .join('|');
+  // `git -c ckpt.key=value ckpt …` holds for this one command: its settings are part of the stamp.
+  const stamp = [...configSources(paths, env).map((f) => `${f}:${statStamp(f)}`), JSON.stringify(commandLineConfigOf(env))].join('|');
   const isText = (v: unknown): v is string => typeof v === 'string';
   const listing = await stampedCache(paths.settingsCache, stamp, isText, async () => {
     // The git child reads the global config from the HOME the workspace was opened with.
@@ -219,7 +218,8 @@ export async function readSettings(paths: StorePaths, env: NodeJS.ProcessEnv = p
       gitDir: paths.gitDir,
       cwd: paths.dir,
       userConfig: true,
-      env: { HOME: env.HOME ?? homedir(), ...(env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME } : {}) },
+      commandLineConfig: env,
+      env: globalConfigEnv(env),
       signal,
     });
     const text = stdout.toString('utf8');
@@ -230,15 +230,30 @@ export async function readSettings(paths: StorePaths, env: NodeJS.ProcessEnv = p
   return settingsFromConfigList(listing);
 }
 
-/** The user's own [ckpt] settings, without a store (the daemon's: one per store root, for every workspace). */
+/** Where git finds the global config: the HOME (and XDG_CONFIG_HOME) the workspace was opened with. */
+function globalConfigEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return { HOME: env.HOME ?? homedir(), ...(env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME } : {}) };
+}
+
+/** The user's own [ckpt] settings and those of `git -c`, without a store (the daemon's: one per store root, for every workspace). */
 export async function readUserSettings(env: NodeJS.ProcessEnv = process.env, cwd: string = homedir()): Promise<Settings> {
+  // `--global` would leave out `git -c`; the scopes say which entries are the user's (a repository at cwd is not).
   const { stdout } = await git({
     verb: 'config',
-    args: ['--global', '--list', '-z', '--includes'],
+    args: ['--list', '-z', '--includes', '--show-scope'],
     cwd,
     userConfig: true,
+    commandLineConfig: env,
     okCodes: [1],
-    env: { HOME: env.HOME ?? homedir(), ...(env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME } : {}) },
+    env: globalConfigEnv(env),
   });
-  return settingsFromConfigList(stdout.toString('utf8'));
+  return settingsFromConfigList(userScopeEntries(stdout.toString('utf8')));
+}
+
+/** Pure: the global and command-line entries of `git config --list -z --show-scope`, as `--list -z` prints them. */
+function userScopeEntries(scoped: string): string {
+  const fields = scoped.split('\0');
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'global' || fields[i] === 'command') kept.push(fields[i + 1]!);
+  return kept.map((entry) => `${entry}\0`).join('');
 }

@@ -96,6 +96,8 @@ export interface StorePaths {
   packDir: string;
   /** Generated from .git/info/exclude and .ckptignore. */
   excludeFile: string;
+  /** Each version of the ignore rules outside the tree a checkpoint was taken with, by id (see capture/ignore-rules.ts). */
+  ignoreRules: string;
   attributesFile: string;
 }
 
@@ -241,6 +243,7 @@ export function storePaths(dir: string): StorePaths {
     objectsDir: path.join(gitDir, 'objects'),
     packDir: path.join(gitDir, 'objects', 'pack'),
     excludeFile: path.join(gitDir, 'info', 'exclude'),
+    ignoreRules: path.join(dir, 'ignore-rules'),
     attributesFile: path.join(gitDir, 'info', 'attributes'),
   };
 }

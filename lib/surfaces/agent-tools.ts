@@ -7,10 +7,12 @@
  * path gate, the journaled restore engine. Handlers return text a model reads
  * well and the same facts as structured content.
  */
+import { withArticle } from '../model/text.js';
 import { z } from 'zod';
 import { CkptError } from '../model/errors.js';
 import { firstPaths, formatBytes, plainStats, relativeAge, shortId, skippedLines } from '../inspect/describe.js';
 import { shortSession } from '../model/short-ids.js';
+import { sessionWords } from '../model/share-plan.js';
 import { userPath } from '../model/paths.js';
 import type { OperationReport } from '../restore/restore.js';
 import type { Workspace } from '../workspace.js';
@@ -119,6 +121,9 @@ const operationOutput = {
   leftovers: z.array(z.string()),
   uncaptured: z.array(z.object({ path: z.string(), reason: z.string() })),
   failures: z.array(z.object({ path: z.string(), error: z.string() })),
+  recorded: z
+    .object({ added: z.number(), modified: z.number(), deleted: z.number(), unwritten: z.array(z.string()), unwrittenCount: z.number() })
+    .optional(),
   undo: z.string().nullable(),
   diff: z.string().optional(),
   diffTruncated: z.boolean().optional(),
@@ -148,6 +153,7 @@ const checkpointViewSchema = z.object({
   message: z.string().nullable(),
   prompt: z.string().nullable(),
   failed: z.boolean(),
+  mayIncludeLater: z.boolean(),
   error: z.string().nullable(),
   subagent: z.object({ id: z.string(), type: z.string().nullable() }).nullable(),
   stats,
@@ -439,7 +445,14 @@ const checkpointForget: AgentTool<{
           .join(', ')}`,
       );
     lines.push(
-      `${r.rewritten.length} kept checkpoint(s) would get new ids (the old ones keep resolving); ${r.kept} kept in all. Store ${formatBytes(r.bytesBefore)} → ~${formatBytes(r.bytesAfter)} (~${formatBytes(freed)} freed).`,
+      `${r.rewritten.length} kept checkpoint(s) would get new ids (the old ones keep resolving); ${r.kept} kept in all. Store ${formatBytes(r.bytesBefore)} → ~${formatBytes(r.bytesAfter)} (${r.bytesAfter <= r.bytesBefore ? `~${formatBytes(freed)} freed` : 'it grows: the objects kept go into one new pack with its index'}).`,
+      ...r.shared.flatMap((c) => [
+        ...c.remotes.map(
+          (remote) =>
+            `Still on ${remote.label} (${remote.url}) afterwards: session ${c.session ?? '(no session)'} as it was pushed; git ckpt unpush ${sessionWords(c.session)} deletes its ref there (the host keeps the objects until it purges them).`,
+        ),
+        ...c.bundles.map((file) => `Still in ${file}, a bundle this store made.`),
+      ]),
       `To forget for good, the user runs (there is no undo): ${r.command}`,
     );
     return {
@@ -578,7 +591,7 @@ const resumePlanTool: AgentTool<{ turn: z.ZodString; session: z.ZodOptional<z.Zo
               .map((f) => `${f.action} ${f.path}`)
               .join(', ')}${changing.length > 10 ? ', …' : ''}`
           : ''
-      }`,
+      }${preview.leftovers.length ? `, and leave ${preview.leftovers.length} file(s) that turn did not have (--delete-new deletes the captured ones)` : ''}`,
       `then the user opens the conversation with: ${shellLine(plan.command)}`,
       ...plan.steps.map((s) => `and inside it: ${s}`),
       ...(plan.headless ? [`or continues right before that prompt, headless, in a fork: ${shellLine(plan.headless)}`] : []),
@@ -657,7 +670,11 @@ const checkpointShare: AgentTool<{
         withheld: null,
       }));
       const added = r.fetched.reduce((n, f) => n + f.added, 0);
-      return { text: `fetched ${added} new checkpoint(s) from ${r.remote}\n`, structured: { remote: r.remote, url: r.url, sessions } };
+      const refused = r.refused.map((line) => `${line}\n`).join('');
+      return {
+        text: `fetched ${added} new checkpoint(s) from ${r.remote}\n${refused}`,
+        structured: { remote: r.remote, url: r.url, sessions },
+      };
     }
     if (!dryRun && !(await ws.settings()).shareAgentPush)
       throw new CkptError(
@@ -671,7 +688,7 @@ const checkpointShare: AgentTool<{
       status: x.status === 'rejected' ? `rejected: ${x.reason}` : x.status,
       checkpoints: x.checkpoints,
       withheld: x.withheld
-        ? `${x.withheld.count} checkpoint(s) from ${shortId(x.withheld.checkpoint)}: ${x.withheld.path} looks like a ${x.withheld.rule}`
+        ? `${x.withheld.count} checkpoint(s) from ${shortId(x.withheld.checkpoint)}: ${x.withheld.path} looks like ${withArticle(x.withheld.rule)}`
         : null,
     }));
     const lines = sessions.map((x) => `${x.session}: ${x.status}${x.withheld ? `; withheld ${x.withheld}` : ''}`);

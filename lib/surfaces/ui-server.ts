@@ -8,6 +8,7 @@
  * assets only from the package. Writes go through the same tools as the
  * agent's (agent-tools.ts), so through the lock door and the journaled engine.
  */
+import { withArticle } from '../model/text.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync, unwatchFile, watchFile } from 'node:fs';
 import http from 'node:http';
@@ -15,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { AGENT_TOOLS } from './agent-tools.js';
-import { asCkptError, type ErrorCode } from '../model/errors.js';
+import { asCkptError, CkptError, type ErrorCode } from '../model/errors.js';
 import { packageRoot } from '../store/layout.js';
 import { userPath } from '../model/paths.js';
 import { listStores, storeWorkspace } from '../store/stores.js';
@@ -173,7 +174,9 @@ function issueSentence(field: string, issue: z.core.$ZodIssue, root: unknown): s
   );
   switch (issue.code) {
     case 'invalid_type':
-      return at === undefined || at === null ? `${field} is missing` : `${field} must be ${article(issue.expected)}, not ${describe(at)}`;
+      return at === undefined || at === null
+        ? `${field} is missing`
+        : `${field} must be ${withArticle(issue.expected)}, not ${describe(at)}`;
     case 'too_small':
       return issue.origin === 'string' && Number(issue.minimum) <= 1
         ? `${field} must not be empty`
@@ -189,10 +192,6 @@ function issueSentence(field: string, issue: z.core.$ZodIssue, root: unknown): s
   }
 }
 
-function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
 function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'string') return `the text ${JSON.stringify(value).slice(0, 40)}`;
@@ -206,6 +205,7 @@ const rollbackBody = z
     mode: z.enum(['asof', 'revert']).optional(),
     paths: z.array(z.string().min(1).max(4096)).max(1000).optional(),
     deleteNew: z.boolean().optional(),
+    dryRun: z.boolean().optional(),
     apply: z.boolean().optional(),
     planId: z.string().max(64).optional(),
   })
@@ -213,11 +213,24 @@ const rollbackBody = z
 const undoBody = z
   .object({
     ws: z.string().min(1).max(200).optional(),
+    dryRun: z.boolean().optional(),
     apply: z.boolean().optional(),
     force: z.boolean().optional(),
     planId: z.string().max(64).optional(),
   })
   .strict();
+
+/**
+ * Pure: whether a write request applies. `dryRun: true` plans; without it the request applies, and only
+ * with the planId of the preview the user saw (the tool refuses an apply without one, writing nothing);
+ * `apply: true|false` says the same as `dryRun: false|true`.
+ */
+function applies(dryRun: boolean | undefined, body: { apply?: boolean; planId?: string }): boolean {
+  if (dryRun !== undefined && body.apply !== undefined && dryRun === body.apply)
+    throw new CkptError('usage', 'dryRun and apply say opposite things: give one of them');
+  if (dryRun !== undefined) return !dryRun;
+  return body.apply ?? true;
+}
 
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const env = options.env ?? process.env;
@@ -325,6 +338,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           headlessLine: plan.headless ? shellLine(plan.headless) : null,
           resumeCommand: resumeCommandLine(turn, plan.session),
           files: preview.plan.files.filter((f) => f.action !== 'unchanged').map((f) => ({ action: f.action, path: f.path })),
+          // Files the checkpoint lacks: resume leaves them unless --delete-new.
+          leftovers: preview.leftovers.length,
         };
       },
       'GET /api/file-diff': async (q) => {
@@ -355,17 +370,20 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         return { files: nameStatusFiles(text) };
       },
       'POST /api/preview-diff': async (_q, body) => {
-        const b = checked(rollbackBody, body, 'body');
+        const { dryRun, ...b } = checked(rollbackBody, body, 'body');
+        if (dryRun === false || b.apply) throw new CkptError('usage', 'preview-diff only previews: POST /api/rollback applies');
         return (await tool('checkpoint_restore').run(workspaceOf(b.ws), { ...b, ws: undefined, apply: false } as never)).structured;
       },
       'POST /api/rollback': async (_q, body) => {
-        const b = checked(rollbackBody, body, 'body');
-        return (await tool('checkpoint_restore').run(workspaceOf(b.ws), { ...b, ws: undefined } as never)).structured;
+        const { dryRun, ...b } = checked(rollbackBody, body, 'body');
+        return (await tool('checkpoint_restore').run(workspaceOf(b.ws), { ...b, ws: undefined, apply: applies(dryRun, b) } as never))
+          .structured;
       },
       'POST /api/rollback-undo': async (_q, body) => {
-        const b = checked(undoBody, body, 'body');
-        return (await tool('checkpoint_undo').run(workspaceOf(b.ws), { apply: b.apply, force: b.force, planId: b.planId } as never))
-          .structured;
+        const { dryRun, ...b } = checked(undoBody, body, 'body');
+        return (
+          await tool('checkpoint_undo').run(workspaceOf(b.ws), { apply: applies(dryRun, b), force: b.force, planId: b.planId } as never)
+        ).structured;
       },
     };
 
@@ -475,7 +493,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   });
   server.headersTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const why = { EADDRINUSE: 'is in use', EACCES: 'is not allowed for this user' }[err.code ?? ''];
+      reject(
+        why
+          ? new CkptError(
+              'refused',
+              `port ${options.port} on 127.0.0.1 ${why} (choose another with --port, or leave it out for a free one)`,
+            )
+          : err,
+      );
+    });
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;

@@ -50,6 +50,8 @@ export interface CheckpointView {
   /** The turn's title: the first line of the user's prompt, on every checkpoint of that turn. */
   prompt: string | null;
   failed: boolean;
+  /** A post that may hold changes made after its event arrived (the daemon captured it after answering). */
+  mayIncludeLater: boolean;
   error: string | null;
   subagent: { id: string; type: string | null } | null;
   stats: { added: number; modified: number; deleted: number };
@@ -107,6 +109,7 @@ export function checkpointView(r: CheckpointRecord, names: TurnNames = { titles:
     message: r.message || null,
     prompt: (key !== null ? names.titles[key] : undefined) ?? r.prompt ?? null,
     failed: r.failed ?? false,
+    mayIncludeLater: r.mayIncludeLater ?? false,
     error: r.error ?? null,
     subagent: r.subagent ?? null,
     stats: r.stats,
@@ -143,6 +146,8 @@ export interface OperationView {
   leftovers: string[];
   uncaptured: { path: string; reason: string }[];
   failures: { path: string; error: string }[];
+  /** What the operation's record holds (`+A ~M -D`), and the paths in it the operation did not write. */
+  recorded?: OperationReport['recorded'];
   /** A dry run's line diff, when previewed; `diffTruncated` when it was cut to fit. */
   diff?: string;
   diffTruncated?: boolean;
@@ -165,6 +170,7 @@ export function operationView(r: OperationReport, diff?: { text: string; truncat
     leftovers: r.leftovers,
     uncaptured: r.uncaptured.map((s) => ({ path: s.path, reason: s.reason })),
     failures: r.failures,
+    ...(r.recorded ? { recorded: r.recorded } : {}),
     ...(shown ? { diff: shown.text, diffTruncated: shown.truncated } : {}),
   };
 }

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import {
+  ENTRY,
   agentSuite,
   ckpt,
   ckptJson,
@@ -25,7 +26,10 @@ import {
   testSandbox,
   workspaceFiles,
 } from './harness.mjs';
+import { libPath } from '../helpers.mjs';
 import { claudeWiring, marker, readTrace, runClaude, startClaudeServer, traceEvents, tracePath, wiredEvents } from './claude.mjs';
+
+const hookSpecs = await import(libPath('hook-specs'));
 
 const SECRET = 'ckpt-secret-4f9a2c71e0b3';
 const DAEMON_MODE = process.env.GIT_CKPT_TEST_DAEMON === '1';
@@ -99,9 +103,16 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
     t.teardown(() => server.close());
     let ok = false;
     try {
-      // The user already has project settings: install merges into them and backs them up outside the project.
+      // The user already has settings of their own (settings.local.json: install merges into it and backs it
+      // up outside the project), and the team's settings.json holds the hooks an older git-ckpt put there:
+      // command hooks, so that with HTTP hooks of ours left beside them an event would run twice.
       mkdirSync(path.join(ws, '.claude'), { recursive: true });
-      writeFileSync(path.join(ws, '.claude', 'settings.json'), '{ "model": "opus" }\n');
+      const team = { includeCoAuthoredBy: false };
+      writeFileSync(path.join(ws, '.claude', 'settings.local.json'), '{ "model": "opus" }\n');
+      writeFileSync(
+        path.join(ws, '.claude', 'settings.json'),
+        `${JSON.stringify(hookSpecs.mergeHooks(team, 'claude', ENTRY, 'settings.json'), null, 2)}\n`,
+      );
       // With the daemon on (GIT_CKPT_TEST_DAEMON=1), the tool events go to it as Claude's HTTP hooks.
       const transport = DAEMON_MODE ? ['--transport', 'http'] : [];
       // An HTTP hook carries no environment: the daemon traces with its own.
@@ -115,12 +126,21 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
           readFileSync(installed.backup, 'utf8') === '{ "model": "opus" }\n',
         `the backup is kept outside the workspace: ${installed.backup}`,
       );
-      c.eq(readdirSync(path.join(ws, '.claude')), ['settings.json'], 'nothing else next to the settings');
+      c.eq(readdirSync(path.join(ws, '.claude')).sort(), ['settings.json', 'settings.local.json'], 'nothing else next to the settings');
+      c.eq(JSON.parse(readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8')), team, "the team's file keeps only the team's");
       c.ok(
-        readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8').includes('git-ckpt-hook'),
-        'project .claude/settings.json wired',
+        readFileSync(path.join(ws, '.claude', 'settings.local.json'), 'utf8').includes('git-ckpt-hook'),
+        'project .claude/settings.local.json wired',
       );
-      const wiring = claudeWiring(path.join(ws, '.claude', 'settings.json'));
+      // The daemon token: in the user's settings, which Claude fills the HTTP hooks' header from, and in no project file.
+      const daemonToken = DAEMON_MODE ? readFileSync(path.join(box.store, 'daemon', 'token'), 'utf8').trim() : undefined;
+      if (daemonToken) {
+        const user = JSON.parse(readFileSync(path.join(box.home, '.claude', 'settings.json'), 'utf8'));
+        c.eq(user.env?.GIT_CKPT_TOKEN, daemonToken, "the token in the user's settings");
+        for (const name of ['settings.json', 'settings.local.json'])
+          c.no(readFileSync(path.join(ws, '.claude', name), 'utf8').includes(daemonToken), `no token in .claude/${name}`);
+      }
+      const wiring = claudeWiring(path.join(ws, '.claude', 'settings.local.json'));
       for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'])
         c.ok(wiring.events.includes(e), `${e} wired`);
 
@@ -301,6 +321,7 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
       c.ok(parB.input?.includes('DEPLOY_TOKEN='), `redacted command keeps its shape: ${parB.input}`);
       c.no(parB.input?.includes(SECRET), 'secret in the command summary');
       c.no(storeText(box).includes(SECRET), 'the secret reached the store');
+      if (daemonToken) c.no(storeText(box).includes(daemonToken), 'the daemon token reached the store');
       c.ok(existsSync(path.join(ws, '.env')), '.env written by the agent');
       // What is not captured is said: status lists it now, hook.log says it once, not on every later call.
       const status = await ckptJson(box, ['status', '--json']);
@@ -561,8 +582,9 @@ agentSuite(test, 'claude', 'claude: the real CLI', (agent) => {
     t.teardown(() => ckpt(box, ['daemon', 'stop']));
     const install = await ckpt(box, ['hooks', 'install', '--agent', 'claude', '--scope', 'project', '--transport', 'http', '--json']);
     t.is(install.code, 0, install.stderr);
-    const settings = JSON.parse(readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8'));
+    const settings = JSON.parse(readFileSync(path.join(ws, '.claude', 'settings.local.json'), 'utf8'));
     t.is(settings.hooks.PreToolUse[0].hooks[0].type, 'http');
+    t.is(settings.env, undefined, 'the token is in the user’s settings, not the project’s');
     const endpointFile = path.join(box.store, 'daemon', 'endpoint.json');
     const r1 = await runClaude(agent.bin, box, server, `${marker('k1')} Two files.`);
     t.is(r1.code, 0, r1.stderr);

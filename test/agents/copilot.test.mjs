@@ -342,7 +342,7 @@ const agent = agentSuite(test, 'copilot', 'copilot: the real CLI', () => {
       installArgs: ['--agent', 'all', '--scope', 'project'],
       trusted: true,
       afterInstall: (box) => {
-        const file = path.join(box.ws, '.claude', 'settings.json');
+        const file = path.join(box.ws, '.claude', 'settings.local.json');
         const settings = JSON.parse(readFileSync(file, 'utf8'));
         for (const groups of Object.values(settings.hooks)) for (const g of groups) if ('matcher' in g) g.matcher = '*';
         writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);

@@ -49,8 +49,10 @@ agentSuite(test, 'claude', 'claude mcp: the real CLI', (claude) => {
     t.is((await ckpt(box, ['hooks', 'install', '--agent', 'claude'])).code, 0);
     const mcp = await ckpt(box, ['mcp', 'install', '--agent', 'claude']);
     t.is(mcp.code, 0, mcp.stderr);
-    // What a person does once when Claude Code asks about the project's .mcp.json.
-    writeFileSync(path.join(ws, '.claude', 'settings.local.json'), `${JSON.stringify({ enabledMcpjsonServers: ['git-ckpt'] })}\n`);
+    // What a person does once when Claude Code asks about the project's .mcp.json: Claude adds it to the
+    // project's local settings, where git-ckpt's hooks are.
+    const local = path.join(ws, '.claude', 'settings.local.json');
+    writeFileSync(local, `${JSON.stringify({ ...JSON.parse(readFileSync(local, 'utf8')), enabledMcpjsonServers: ['git-ckpt'] })}\n`);
     const before = workspaceFiles(box);
 
     const tool = (name) => `mcp__git-ckpt__${name}`;

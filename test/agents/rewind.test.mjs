@@ -150,21 +150,21 @@ agentSuite(test, 'claude', 'rewind: the real Claude Code', (agent) => {
 
     // resume goes the other way. A turn the rewind left behind: its files, and the conversation as it is now
     // (Claude reopens only the current branch).
-    const left = await ckptJson(box, ['resume', `turn:3~1@${session.slice(0, 8)}`, '--json']);
-    t.like(left, { agent: 'claude', session, turn: 3, commandLine: `claude --resume ${session}` });
+    const left = await ckptJson(box, ['resume', `turn:3~1@${session.slice(0, 8)}`, '--delete-new', '--json']);
+    t.like(left, { agent: 'claude', session, turn: 3, commandLine: `claude --resume=${session}` });
     t.false('headless' in left);
     t.regex(left.steps[0], /on a branch a rewind left behind/);
     t.deepEqual(workspaceFiles(box), before.t3, 'resume restored the files before turn 3 of that branch');
     // Turn 2 of the current branch: the files as it started, and Claude's print mode, as resume prints it,
     // continues right before that prompt in a fork of the session.
-    const plan = await ckptJson(box, ['resume', `turn:2@${session.slice(0, 8)}`, '--json']);
+    const plan = await ckptJson(box, ['resume', `turn:2@${session.slice(0, 8)}`, '--delete-new', '--json']);
     t.deepEqual(workspaceFiles(box), afterThree);
     t.is(plan.headless.at(-1), '<your next prompt>');
     // The last message before that prompt (the line it hangs off may be a system one, a stop-hook summary).
     const message = (uuid) => tx.lines.find((l) => l.uuid === uuid);
     let before4 = message(tx.prompt('t4').parentUuid);
     while (before4 && before4.type !== 'user' && before4.type !== 'assistant') before4 = message(before4.parentUuid);
-    t.is(plan.headless.at(-2), before4.uuid);
+    t.is(plan.headless.at(-2), `--resume-session-at=${before4.uuid}`);
     const argv = [...plan.headless.slice(1, -1), `${marker('t5')} turn five`, '--dangerously-skip-permissions', '--output-format', 'text'];
     const forked = await run(agent.bin, argv, { cwd: box.ws, env: claudeEnv(box, server, hookEnv), stdin: 'ignore', timeoutMs: 120_000 });
     t.is(forked.code, 0, forked.stderr);
@@ -218,7 +218,7 @@ agentSuite(test, 'claude', 'rewind: the real Claude Code', (agent) => {
       /git-ckpt: conversation rewound to before turn 2: restored 2 files of turns 2–3, which Claude Code's rewind did not put back: /,
     );
     t.regex(shown[0], /shell2\.txt \(changed since by you or another program\)/);
-    t.regex(shown[0], /git ckpt undo brings them back/);
+    t.regex(shown[0], /git ckpt undo brings turns 2–3's files back/);
     // Byte for byte: before turn 2, plus turn 4's file, plus the user's own edit.
     t.deepEqual(workspaceFiles(box), {
       ...before.t2,
@@ -239,6 +239,7 @@ agentSuite(test, 'claude', 'rewind: the real Claude Code', (agent) => {
     t.is(undo.code, 0, undo.stderr);
     const back = workspaceFiles(box);
     t.true('shell3.txt' in back && !('README.md' in back), 'undo brings back what turns 2–3 left');
+    t.true('two.txt' in back, 'what Claude put back of turns 2–3 too');
     t.is(back['shell2.txt'], Buffer.from('mine now\n').toString('base64'));
     t.is(gitDirFingerprint(box), fingerprint, "the user's .git is untouched");
   });
@@ -312,13 +313,13 @@ agentSuite(test, 'codex', 'rewind: the real Codex', (agent) => {
     // resume turn:2 (the prompt after the rewind): the files as it started, and Codex's own fork of the
     // thread right after turn 1 (app-server thread/fork, lastTurnId), which `codex resume` then opens.
     const codexOnPath = { ...codexEnv(box), PATH: `${path.dirname(agent.bin)}${path.delimiter}${box.env.PATH}` };
-    const resumed = await ckpt(box, ['resume', `turn:2@${thread.slice(0, 8)}`, '--json'], { env: codexOnPath });
+    const resumed = await ckpt(box, ['resume', `turn:2@${thread.slice(0, 8)}`, '--delete-new', '--json'], { env: codexOnPath });
     t.is(resumed.code, 0, resumed.stderr);
     const plan = JSON.parse(resumed.stdout);
     t.deepEqual(workspaceFiles(box), afterThree);
     t.is(plan.command[0], 'codex');
-    t.is(plan.command[1], 'resume');
-    const forkId = plan.command[2];
+    t.deepEqual(plan.command.slice(1, 3), ['resume', '--'], 'the thread id after --: never an option of codex');
+    const forkId = plan.command[3];
     t.not(forkId, thread, 'a new thread');
     t.false('fork' in plan);
     // The fork holds turn 1 and nothing after it: its next turn sees only the first prompt.

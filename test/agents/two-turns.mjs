@@ -192,7 +192,7 @@ export const DRIVERS = {
       read: (file) => ({ name: 'read_file', args: { file_path: file } }),
     },
     ownGitFiles: null,
-    // Its hooks are in its settings.json, which stays (with the user's settings) when they are removed.
+    // Its hooks are in its settings.json, which stays when they are removed if it holds settings of the user's (it goes when it held only ours).
     config: true,
   },
   cline: {
@@ -685,16 +685,21 @@ export async function twoTurnScenario(t, agent, name, scope) {
   t.deepEqual(gitDirFingerprint(box).split('\n').filter(own), fingerprint.split('\n').filter(own), "the user's .git is byte-identical");
 
   // Uninstall: our hooks gone (a plugin: its file, and the folders it alone needed).
+  const installedConfig = driver.config ? readFileSync(status.file, 'utf8') : undefined;
   const off = await ckpt(box, ['hooks', 'uninstall', '--agent', name, '--scope', scope]);
   t.is(off.code, 0, off.stderr);
   t.is((await ckptJson(box, ['hooks', 'status', '--agent', name, '--scope', scope, '--json']))[0].state, 'not wired');
-  if (driver.config) t.false(readFileSync(status.file, 'utf8').includes('git-ckpt-hook'), 'no hook of ours is left in the settings');
+  if (driver.config)
+    t.false(
+      existsSync(status.file) && readFileSync(status.file, 'utf8').includes('git-ckpt-hook'),
+      'no hook of ours is left in the settings',
+    );
   else {
     t.false(existsSync(status.file), 'the plugin file is gone');
     const pluginDir = path.dirname(status.file);
     t.false(existsSync(pluginDir) && readdirSync(pluginDir).length === 0, 'no empty plugin folder left behind');
   }
-  return { box, trace, records };
+  return { box, trace, records, installedConfig };
 }
 
 /**

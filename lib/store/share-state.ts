@@ -11,9 +11,9 @@ import { hostname } from 'node:os';
 import { CkptError } from '../model/errors.js';
 import { appendRecord, isRemoteLabel, isShareId, readLedger, type CheckpointRecord } from '../model/ledger.js';
 import { isObjectId } from '../model/oid.js';
-import { parseShareRef } from '../model/share-plan.js';
+import { foreignSession, importedRecordProblem, parseShareRef } from '../model/share-plan.js';
 import { urlProblem } from '../git/runner.js';
-import { writeFileAtomic, type StorePaths } from '../store/store.js';
+import { writeFileAtomic, type StorePaths } from './store.js';
 
 interface ShareRemote {
   url: string;
@@ -56,6 +56,20 @@ export interface ShareState {
   scannedWith?: string;
   /** Export refs `unpush` deleted: pushed again only when their session is named. */
   unpushed?: Record<string, true>;
+  /**
+   * Export refs whose chain this store dropped while remotes still held it: `forget` took what it
+   * carried, or its commits were lost. The chain made again does not continue theirs; a push there is
+   * refused with the step that removes it (`unpush`), never forced.
+   */
+  dropped?: Record<string, DroppedChain>;
+  /** The bundle files `bundle create` wrote (absolute paths), with the export refs each holds. */
+  bundleFiles?: Record<string, string[]>;
+}
+
+interface DroppedChain {
+  session: string | null;
+  /** The remotes (their labels here) that were last given the chain. */
+  remotes: string[];
 }
 
 export function newShareId(): string {
@@ -100,6 +114,21 @@ function shareStateProblem(s: Partial<ShareState>): string | undefined {
   if (s.scannedWith !== undefined && typeof s.scannedWith !== 'string') return 'bad scan cache';
   if (s.unpushed !== undefined && refMapProblem(s.unpushed, (k, v) => parseShareRef(k) !== undefined && v === true))
     return 'bad unpushed refs';
+  const droppedOk = (k: string, v: unknown) => {
+    const d = v as DroppedChain;
+    return (
+      parseShareRef(k) !== undefined &&
+      typeof d === 'object' &&
+      d !== null &&
+      (d.session === null || typeof d.session === 'string') &&
+      Array.isArray(d.remotes) &&
+      d.remotes.every(isRemoteLabel)
+    );
+  };
+  if (s.dropped !== undefined && refMapProblem(s.dropped, droppedOk)) return 'bad dropped chains';
+  const bundleOk = (k: string, v: unknown) =>
+    k.startsWith('/') && Array.isArray(v) && v.every((ref) => typeof ref === 'string' && parseShareRef(ref) !== undefined);
+  if (s.bundleFiles !== undefined && refMapProblem(s.bundleFiles, bundleOk)) return 'bad bundle files';
   return undefined;
 }
 
@@ -174,10 +203,36 @@ export function initialState(
   };
 }
 
-/** Checkpoints fetched from other stores, oldest first; unreadable lines are warnings like the ledger's. */
+/**
+ * Checkpoints fetched from other stores, oldest first, as every view reads them: each session named by
+ * its origin (`<session>@<writer>`, see foreignSession), so another store's session never joins one of
+ * this store's; a record whose ids have no id's shape (an older git-ckpt imported it unchecked) is left
+ * out with a warning. Unreadable lines are warnings like the ledger's.
+ */
 export function readFetched(paths: StorePaths): { records: CheckpointRecord[]; warnings: string[] } {
   const read = readLedger(paths.fetched);
-  return { records: read.records.filter((r) => r.origin), warnings: read.warnings.map((w) => w.replace(/^ledger/, 'fetched checkpoints')) };
+  const warnings = read.warnings.map((w) => w.replace(/^ledger/, 'fetched checkpoints'));
+  const records: CheckpointRecord[] = [];
+  for (const r of read.records) {
+    if (!r.origin) continue;
+    const problem = importedRecordProblem(r);
+    if (problem) {
+      warnings.push(`fetched checkpoint ${r.id.slice(0, 8)} left out: ${problem}`);
+      continue;
+    }
+    records.push(asForeign(r));
+  }
+  return { records, warnings };
+}
+
+/** Pure: a fetched record with its sessions named by its origin. */
+function asForeign(r: CheckpointRecord): CheckpointRecord {
+  const writer = r.origin!.writer;
+  return {
+    ...r,
+    session: r.session === null ? null : foreignSession(r.session, writer),
+    ...(r.fork ? { fork: { ...r.fork, session: foreignSession(r.fork.session, writer) } } : {}),
+  };
 }
 
 export function appendFetched(paths: StorePaths, records: readonly CheckpointRecord[]): void {

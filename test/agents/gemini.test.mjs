@@ -280,8 +280,12 @@ const sessionC = once(async () => {
   const trace1 = readTrace(traceFile);
   const records1 = ledgerRecords(box);
   // With the daemon on, it traces with the environment it was started with (a request never names the
-  // file): the one turn 1's hooks started had no trace, so turn 2's first hook starts another.
-  if (process.env.GIT_CKPT_TEST_DAEMON === '1') await ckpt(box, ['daemon', 'stop']);
+  // file): the one turn 1's hooks started had no trace, so turn 2's first hook starts another. A second
+  // daemon one of turn 1's hooks spawned while the first was starting waits for its lock (2 s) and takes
+  // over when the first stops: stopped until none is left.
+  if (process.env.GIT_CKPT_TEST_DAEMON === '1')
+    for (let i = 0; i < 5 && (await ckpt(box, ['daemon', 'stop'])).stdout.trim() === 'stopped'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 2500));
   // The documented way out: security.environmentVariableRedaction.allowed.
   const env2 = {
     ...configureGemini(box, server, {

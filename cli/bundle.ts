@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { CkptError } from '../lib/model/errors.js';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
-import { exportLines } from './share-format.js';
+import { exportLines, refSessionLabel } from './share-format.js';
 import { formatBytes, shortId } from './format.js';
 
 interface BundleArgs extends GlobalArgs {
@@ -42,7 +42,7 @@ async function runBundle(argv: BundleArgs): Promise<void> {
       out.push(
         `  needs ${report.prerequisites.length} prerequisite(s) in the importing store (the previous bundle): ${report.prerequisites.map((p) => shortId(p)).join(', ')}`,
       );
-    for (const s of report.sessions) out.push(...exportLines(s, `${s.fresh} new`));
+    for (const s of report.sessions) out.push(...exportLines(s));
     process.stdout.write(`${out.join('\n')}\n`);
     return;
   }
@@ -51,7 +51,7 @@ async function runBundle(argv: BundleArgs): Promise<void> {
     if (argv.json) printJson(report);
     else {
       const out = [`${report.file}: ${report.refs.length} session ref(s)`];
-      for (const r of report.refs) out.push(`  ${r.session}  writer ${r.writer}  workspace ${r.ws}  ${shortId(r.tip)}`);
+      for (const r of report.refs) out.push(`  ${refSessionLabel(r.session)}  writer ${r.writer}  workspace ${r.ws}  ${shortId(r.tip)}`);
       if (report.missing.length)
         out.push(
           `  this store lacks ${report.missing.length} prerequisite(s): ${report.missing.map((m) => shortId(m)).join(', ')}: import the bundle made before it first`,
@@ -70,7 +70,7 @@ async function runBundle(argv: BundleArgs): Promise<void> {
     const out = [
       `imported ${added} new checkpoint(s) from ${report.file}${report.ws ? ` (workspace ${report.ws})` : ' (every workspace it holds)'}`,
     ];
-    for (const f of report.fetched) out.push(`  ${f.session}  writer ${f.writer}: ${f.added} new, ${f.total} in all`);
+    for (const f of report.fetched) out.push(`  ${refSessionLabel(f.session)}  writer ${f.writer}: ${f.added} new, ${f.total} in all`);
     for (const r of report.rejected) out.push(`  not moved (not a fast-forward): ${r}`);
     for (const r of report.refused) out.push(`  ${r}`);
     for (const o of report.otherWorkspaces)

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { dim, shortId } from './format.js';
+import { refSessionLabel } from './share-format.js';
 
 interface FetchArgs extends GlobalArgs {
   remote?: string;
@@ -31,12 +32,12 @@ async function runFetch(argv: FetchArgs): Promise<void> {
     out.push(`${report.remote} (${report.url}) holds ${report.listed.length} session ref(s)`);
     for (const r of report.listed)
       out.push(
-        `  ${r.session}  writer ${r.writer}${r.mine ? ' (this store)' : ''}  ${shortId(r.tip)}${r.thisWorkspace ? '' : dim(`  workspace ${r.ws}`)}`,
+        `  ${refSessionLabel(r.session)}  writer ${r.writer}${r.mine ? ' (this store)' : ''}  ${shortId(r.tip)}${r.thisWorkspace ? '' : dim(`  workspace ${r.ws}`)}`,
       );
   } else {
     const added = report.fetched.reduce((n, f) => n + f.added, 0);
     out.push(`fetched ${added} new checkpoint(s) from ${report.remote} (${report.url})`);
-    for (const f of report.fetched) out.push(`  ${f.session}  writer ${f.writer}: ${f.added} new, ${f.total} in all`);
+    for (const f of report.fetched) out.push(`  ${refSessionLabel(f.session)}  writer ${f.writer}: ${f.added} new, ${f.total} in all`);
     if (added) out.push(dim('  git ckpt log shows them with where they came from; restore and revert take them like any checkpoint'));
   }
   for (const r of report.rejected) out.push(`  not moved (not a fast-forward): ${r}`);

@@ -45,7 +45,7 @@ async function runShare(argv: ShareArgs): Promise<void> {
   const report = await ws.shareInit({ remote: argv.remote, ws: argv.ws, yes: argv.yes });
   if (argv.json) return printJson(report);
   const out = [
-    `checkpoints go to ${report.remote} (${report.url}) when you run git ckpt push; nothing is pushed before that`,
+    `checkpoints go to ${report.url} (git-ckpt's remote ${report.remote}, not one of your repository's) when you run git ckpt push; nothing is pushed before that`,
     `workspace ${report.ws}${report.joined ? ' (already on the remote: its sessions are what git ckpt fetch brings)' : ' (new)'}, writer ${report.writer}`,
   ];
   if (report.others.length)

@@ -1,6 +1,6 @@
 /** git ckpt snapshot: capture the workspace as a checkpoint. */
 import { Option, type Command } from 'commander';
-import { USER_KINDS, type UserKind } from '../lib/model/ledger.js';
+import { SKIPPED_KEPT, USER_KINDS, type UserKind } from '../lib/model/ledger.js';
 import type { SnapshotRequest } from '../lib/workspace.js';
 import type { SnapshotProgress, SnapshotResult } from '../lib/capture/snapshot.js';
 import { argsOf, nonNegativeInt, openWorkspace, printJson, type GlobalArgs } from './common.js';
@@ -54,7 +54,10 @@ export function reportSnapshot(result: SnapshotResult, json: boolean | undefined
     });
     return;
   }
-  for (const line of skippedLines(result)) process.stderr.write(`git-ckpt: ${line}\n`);
+  // What the checkpoint before also left out was reported then, and `status` lists it: said once, not at every snapshot.
+  const fresh = result.newlySkipped ?? result.skipped;
+  for (const line of skippedLines({ skipped: fresh.slice(0, SKIPPED_KEPT), skippedCount: fresh.length }))
+    process.stderr.write(`git-ckpt: ${line}\n`);
   if (result.created && result.record) {
     process.stdout.write(`checkpoint ${shortId(result.record.id)}  ${statsText(result.record)}\n`);
   } else {

@@ -422,6 +422,39 @@ test('a malformed line on stdin does not stop the server, and its stdout carries
   for (const line of out.split('\n').filter(Boolean)) t.is(JSON.parse(line).jsonrpc, '2.0', line.slice(0, 80));
 });
 
+test('requests written all at once with stdin closed right after (printf … | git ckpt mcp) are each answered before the server exits', async (t) => {
+  const box = sandbox();
+  await history(box);
+  const requests = [
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'printf', version: '0' } },
+    },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'checkpoint_list', arguments: {} } },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'checkpoint_diff', arguments: { from: 'latest~99' } } },
+  ];
+  const r = spawnSync(process.execPath, [CLI, 'mcp'], {
+    cwd: box.ws,
+    env: box.env,
+    input: requests.map((m) => `${JSON.stringify(m)}\n`).join(''),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  t.is(r.status, 0, r.stderr);
+  const answers = new Map(
+    r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => [JSON.parse(line).id, JSON.parse(line)]),
+  );
+  t.deepEqual([...answers.keys()].sort(), [1, 2, 3], 'each request answered (in the order each finished)');
+  t.is(answers.get(2).result.structuredContent.total, 2);
+  t.true(answers.get(3).result.isError, 'a bad address is a tool error, answered too');
+});
+
 test('hooks keep working while the server runs: a hook checkpoint shows in the next list, the server holding no lock', async (t) => {
   const box = sandbox();
   await history(box);

@@ -747,6 +747,10 @@ test("fetched operations are another store's: undo never takes one, fsck --rebui
   const file = path.join(dir, 'all of it.bundle');
   const made = await ckptJson(a, ['bundle', 'create', file]);
   t.is(made.refs, 1);
+  // Its one ref holds the checkpoints of no session: named so for people, not by its ref part (_none).
+  const verified = await ckpt(b, ['bundle', 'verify', file]);
+  t.regex(verified.stdout, /^ {2}\(no session\) {2}writer /m);
+  t.notRegex(verified.stdout, /_none/);
   write(b, 'b.txt', 'b\n');
   await ckptJson(b, ['snapshot']);
   const imported = await ckptJson(b, ['bundle', 'import', file]);

@@ -40,6 +40,7 @@ import {
   LEDGER_SCHEMA,
   PATHS_KEPT,
   readLatest,
+  newlySkipped,
   readLedger,
   SKIPPED_KEPT,
   type ChangedPath,
@@ -115,6 +116,8 @@ export interface SnapshotResult {
   skippedCount: number;
   /** Every path not captured (`skipped` keeps the first SKIPPED_KEPT): what a restore must leave alone. */
   allSkipped?: SkippedPath[];
+  /** What the checkpoint before this capture did not also leave out (newlySkipped): what to report. */
+  newlySkipped?: SkippedPath[];
   elapsedMs: number;
 }
 
@@ -723,7 +726,12 @@ export async function snapshotLocked(ctx: StoreContext, opts: SnapshotOptions): 
       : stamp
         ? { tree: stamp.tree, skipped: plan.skipped, changes: undefined }
         : await stageAndWrite(ctx, plan, latest, opts, deadline, progress);
-    const skippedView = { skipped: skipped.slice(0, SKIPPED_KEPT), skippedCount: skipped.length, allSkipped: skipped };
+    const skippedView = {
+      skipped: skipped.slice(0, SKIPPED_KEPT),
+      skippedCount: skipped.length,
+      allSkipped: skipped,
+      newlySkipped: newlySkipped(skipped, latest),
+    };
     const commits = !opts.dryCommit && !ctx.scratch && (opts.force || latest?.tree !== tree);
     const settle = () => {
       if (!view) return;

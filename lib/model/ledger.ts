@@ -210,6 +210,18 @@ const HOOK_TEXT_FIELDS = ['agent', 'phase', 'call', 'input', 'error', 'agentTurn
 export const PATHS_KEPT = 20;
 export const SKIPPED_KEPT = 200;
 
+/**
+ * What a capture left out that the checkpoint before it (`before`) did not also leave out for the
+ * same reason. A path left out the same way every time (a secret, a file over the limit) is
+ * reported by the capture that first leaves it out, and `status` keeps listing it; a list cut at
+ * SKIPPED_KEPT proves nothing past its end, so a path past it counts as new.
+ */
+export function newlySkipped(now: SkippedPath[], before: Pick<CheckpointRecord, 'skipped' | 'skippedCount'> | undefined): SkippedPath[] {
+  if (!before || before.skippedCount > before.skipped.length) return now;
+  const known = new Set(before.skipped.map((s) => `${s.reason}\0${s.path}`));
+  return now.filter((s) => !known.has(`${s.reason}\0${s.path}`));
+}
+
 export interface LedgerRead {
   records: CheckpointRecord[];
   /** One line per unreadable ledger line (torn, corrupt, tampered, or from a newer schema). */

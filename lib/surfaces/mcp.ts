@@ -100,8 +100,30 @@ export async function serveMcp(options: McpOptions): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
-  // The client closing our stdin ends the session.
-  process.stdin.once('end', () => void transport.close());
   await server.connect(transport);
+  // The client closing our stdin ends the session once every request it sent is answered: a client
+  // that writes its requests and closes at once (`printf … | git ckpt mcp`) still gets every reply.
+  let unanswered = 0;
+  let inputEnded = false;
+  const closeWhenAnswered = () => {
+    if (inputEnded && unanswered === 0) void transport.close();
+  };
+  const receive = transport.onmessage;
+  transport.onmessage = (message) => {
+    if ('method' in message && 'id' in message) unanswered++;
+    receive?.(message);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    await send(message);
+    if (!('method' in message) && 'id' in message) {
+      unanswered = Math.max(0, unanswered - 1);
+      closeWhenAnswered();
+    }
+  };
+  process.stdin.once('end', () => {
+    inputEnded = true;
+    closeWhenAnswered();
+  });
   await closed;
 }

@@ -7,13 +7,13 @@
  * so a session's calls are undone newest first, each keeping what came after.
  * Every object goes to `scratchObjectDir` when one is given (dry runs).
  */
-import type { RevertConflict } from './revert-plan.js';
+import { quickRevert, TreeInMemory, type RevertConflict } from './revert-plan.js';
 import { randomBytes } from 'node:crypto';
 import { diffArrays } from 'diff';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { listTree, parseTreeLine } from '../git/objects.js';
+import { listTree, parseTreeLine, treeChanges } from '../git/objects.js';
 import { EMPTY_TREE } from '../model/oid.js';
 import { sameEntry, type TreeChange, type TreeEntry } from '../model/tree.js';
 import { git, splitZ, type GitCall } from '../git/runner.js';
@@ -176,19 +176,45 @@ async function withEntries(repo: MergeRepo, tree: string, entries: Map<string, T
 }
 
 /**
- * Revert the steps, newest first, from the tree `present`. A conflicted path
- * keeps its present content (mode `keep`) or, for a text conflict, gets git's
- * conflict markers (mode `markers`); either way it is reported with its ranges.
+ * Revert the steps, newest first, from the tree `present` (whose entries are
+ * `presentEntries`). A conflicted path keeps its present content (mode `keep`)
+ * or, for a text conflict, gets git's conflict markers (mode `markers`); either
+ * way it is reported with its ranges. A step whose merge has only one possible
+ * answer (quickRevert) is applied in memory: a session of 200 edits, most of
+ * them untouched since, costs git processes only for the steps edited again.
+ * `quick: false` merges every step with git (the reference the quick path is tested against);
+ * `inMemory` counts the steps that needed no merge.
  */
 export async function revertTrees(
   repo: MergeRepo,
-  present: string,
+  present: { tree: string; entries: ReadonlyMap<string, TreeEntry> },
   steps: readonly RevertStep[],
   mode: ConflictMode,
-): Promise<{ tree: string; conflicts: RevertConflict[] }> {
-  let ours = present;
+  { quick = true }: { quick?: boolean } = {},
+): Promise<{ tree: string; conflicts: RevertConflict[]; inMemory: number }> {
+  let inMemory = 0;
+  /** The tree git last wrote; `pending` holds the quick steps applied in memory since. */
+  let ours = present.tree;
+  const now = new TreeInMemory(present.entries);
+  const pending = new Map<string, TreeEntry | null>();
   const conflicts: RevertConflict[] = [];
+  /** `now` follows what a git merge changed (diff-tree: as many paths as it changed). */
+  const follow = async (from: string, to: string) => {
+    if (from !== to) for (const c of await treeChanges(repo, from, to, undefined, repo.scratchObjectDir)) now.set(c.path, c.after);
+  };
   for (const step of steps) {
+    const settled = quick ? quickRevert(now, step.changes) : undefined;
+    if (settled) {
+      for (const [p, entry] of settled) {
+        now.set(p, entry);
+        pending.set(p, entry);
+      }
+      inMemory++;
+      continue;
+    }
+    ours = await withEntries(repo, ours, pending);
+    pending.clear();
+    const mergedFrom = ours;
     const mergeOn = async (base: string) => {
       const oursCommit = await commitOn(repo, ours, base);
       const theirsCommit = await commitOn(repo, step.parentTree ?? EMPTY_TREE, base);
@@ -212,6 +238,7 @@ export async function revertTrees(
     }
     if (stages.size === 0) {
       ours = tree;
+      await follow(mergedFrom, tree);
       continue;
     }
     const before = await listTree(repo, ours, undefined, repo.scratchObjectDir);
@@ -245,6 +272,7 @@ export async function revertTrees(
     // Paths git set aside for a file-versus-directory conflict are not ours to keep.
     for (const file of merged.keys()) if (!before.has(file) && setAside.test(file)) keep.set(file, null);
     ours = await withEntries(repo, tree, keep);
+    await follow(mergedFrom, ours);
   }
-  return { tree: ours, conflicts };
+  return { tree: await withEntries(repo, ours, pending), conflicts, inMemory };
 }

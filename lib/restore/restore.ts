@@ -157,7 +157,7 @@ export async function revertLocked(
   const reverted = targets.map((t) => t.id);
   const work = async (live: LiveState, objectDir?: string): Promise<OperationReport> => {
     const repo = { ...repoOf(ctx), scratchObjectDir: objectDir };
-    const { tree, conflicts } = await revertTrees(repo, live.tree, steps, options.conflict ?? 'keep');
+    const { tree, conflicts } = await revertTrees(repo, live, steps, options.conflict ?? 'keep');
     const want = revertWant(live.entries, await listTree(repo, tree, undefined, objectDir));
     const disk = gatherDiskFacts(ctx.location.root, want, live.entries);
     const unseen = await unseenBeforeAdded(ctx, steps, recordOf, deletions(want, live));

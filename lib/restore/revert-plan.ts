@@ -81,3 +81,60 @@ function firstPerPath(files: PlannedFile[]): PlannedFile[] {
   const seen = new Set<string>();
   return files.filter((f) => !seen.has(f.path) && seen.add(f.path));
 }
+
+/**
+ * A tree held in memory while a revert walks its steps: its entries, and how many entries each
+ * folder holds (so "is there a folder here" costs a lookup, not a scan).
+ */
+export class TreeInMemory {
+  readonly entries: Map<string, TreeEntry>;
+  private readonly folders = new Map<string, number>();
+
+  constructor(entries: ReadonlyMap<string, TreeEntry>) {
+    this.entries = new Map(entries);
+    for (const p of this.entries.keys()) this.count(p, 1);
+  }
+
+  hasFolder(folder: string): boolean {
+    return folder === '' || (this.folders.get(folder) ?? 0) > 0;
+  }
+
+  set(p: string, entry: TreeEntry | null): void {
+    const had = this.entries.has(p);
+    if (entry) this.entries.set(p, entry);
+    else this.entries.delete(p);
+    if (had !== (entry !== null)) this.count(p, entry ? 1 : -1);
+  }
+
+  private count(p: string, by: number): void {
+    for (let slash = p.lastIndexOf('/'); slash > 0; slash = p.lastIndexOf('/', slash - 1)) {
+      const folder = p.slice(0, slash);
+      this.folders.set(folder, (this.folders.get(folder) ?? 0) + by);
+    }
+  }
+}
+
+/**
+ * Pure: a step's revert when git's three-way merge (base: the checkpoint, ours: the present,
+ * theirs: its parent) can only give one answer, so no git process is needed: every path the
+ * checkpoint changed is still as it left it (the merge takes the parent's side there, and the
+ * present's everywhere else); no path was both added and deleted by it (git's rename detection
+ * has no pair to find); and each path it gives back lands in a folder the present still has and
+ * not on a folder (no directory rename or file/folder clash for git to decide). The entries to
+ * set, or undefined when git must merge. Tested against git's merge in test/revert.test.mjs.
+ */
+export function quickRevert(present: TreeInMemory, changes: readonly TreeChange[]): Map<string, TreeEntry | null> | undefined {
+  const added = changes.some((c) => !c.before);
+  const deleted = changes.some((c) => !c.after);
+  if (added && deleted) return undefined;
+  const result = new Map<string, TreeEntry | null>();
+  for (const c of changes) {
+    if (!sameEntry(present.entries.get(c.path) ?? null, c.after)) return undefined;
+    if (!c.after) {
+      const slash = c.path.lastIndexOf('/');
+      if (!present.hasFolder(slash < 0 ? '' : c.path.slice(0, slash)) || present.hasFolder(c.path)) return undefined;
+    }
+    result.set(c.path, c.before);
+  }
+  return result;
+}

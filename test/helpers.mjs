@@ -112,15 +112,35 @@ export function storeDir(box) {
  * counts the hooks that come meanwhile without checkpoints, so a test's first turn records as the agent's would.
  */
 export async function firstSnapshotTaken(box, limitMs = 60_000) {
+  const read = (name) => {
+    try {
+      return readFileSync(path.join(storeDir(box), name), 'utf8');
+    } catch (err) {
+      return `(${err.code ?? err.message})`;
+    }
+  };
+  /** The process baseline.json names, if it is still running (the claim a hook writes can land after its child ended). */
+  const owner = () => {
+    try {
+      const { pid } = JSON.parse(read('baseline.json'));
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
+  };
   const done = () => {
     try {
-      const dir = storeDir(box);
-      return !existsSync(path.join(dir, 'baseline.json')) && statSync(path.join(dir, 'ledger.jsonl')).size > 0;
+      return statSync(path.join(storeDir(box), 'ledger.jsonl')).size > 0 && owner() === undefined;
     } catch {
       return false;
     }
   };
-  if (!(await waitFor(done, limitMs))) throw new Error('the first snapshot did not finish');
+  if (await waitFor(done, limitMs)) return;
+  // What the store holds, so a failure under load says which half never came.
+  throw new Error(
+    `the first snapshot did not finish in ${limitMs} ms: baseline.json ${read('baseline.json')} (its process ${owner() ? 'running' : 'gone'}); ledger ${read('ledger.jsonl').length} bytes; hook.log ${read('hook.log')}`,
+  );
 }
 
 /** Hold a store's lock as a live process on this host would (a `sleep`); returns the release, also run at teardown. */

@@ -200,7 +200,7 @@ export function run(command, args, { cwd, env, input = '', stdin = 'pipe', timeo
 }
 
 /** Wait until the daemon of this environment's store root has recorded every event it answered (none runs: at once). */
-function flushDaemon(env) {
+export function flushDaemon(env) {
   const root =
     env.GIT_CKPT_HOME ??
     (env.XDG_STATE_HOME ? path.join(env.XDG_STATE_HOME, 'git-ckpt') : path.join(env.HOME ?? '', '.local', 'state', 'git-ckpt'));

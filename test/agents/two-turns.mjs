@@ -17,6 +17,7 @@ import path from 'node:path';
 import {
   addresses,
   ckpt,
+  flushDaemon,
   ckptJson,
   git,
   gitDirFingerprint,
@@ -465,6 +466,8 @@ function clineAttempt(agent, box, prompt, { env, session, model, timeoutMs = 180
       // turn 1's post was written): the turn is over when the hooks it started are, the last of its group.
       const drained = await groupDrained(child.pid, 30_000);
       if (!drained) out.stderr += '\n--- hooks still running 30 s after Cline exited ---\n';
+      // With the daemon on, a post it answered may not be recorded yet (harness.mjs run() does the same).
+      flushDaemon(env);
       resolve({ code: lingered ? 0 : code, signal: lingered ? null : signal, ...out, args, sessionId, stalled, ms: Date.now() - started });
     });
     (async () => {

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { daemonStatus, startDaemon, stopDaemon, type WatchedWorkspace } from '../lib/store/daemon-client.js';
 import { runDaemon } from '../lib/daemon/daemon.js';
+import { withoutAgentEnv } from '../lib/agents/registry.js';
 import { CkptError } from '../lib/model/errors.js';
 import { cliEntry, packageVersion } from '../lib/store/layout.js';
 import { printJson } from './common.js';
@@ -34,7 +35,7 @@ async function runDaemonCommand(action: string, json: boolean): Promise<void> {
     process.exit(0);
   }
   if (action === 'start') {
-    const { endpoint, started } = await startDaemon();
+    const { endpoint, started } = await startDaemon(withoutAgentEnv(process.env));
     if (json) return printJson({ running: true, started, pid: endpoint.pid, port: endpoint.port, socket: endpoint.socket });
     process.stdout.write(
       `${started ? 'started' : 'already running:'} pid ${endpoint.pid}, port ${endpoint.port}${endpoint.socket ? `, socket ${endpoint.socket}` : ''}\n`,

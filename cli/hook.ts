@@ -6,7 +6,8 @@
  * a stuck hook never holds the agent.
  */
 import type { Command } from 'commander';
-import { neutralOutput, PAYLOAD_AGENTS, PHASES } from '../lib/model/hook-payload.js';
+import { hookAgentHelp, neutralOutput, withoutAgentEnv } from '../lib/agents/registry.js';
+import { PHASES } from '../lib/model/phases.js';
 import { HOOK_BUDGET_CAP_MS } from '../lib/store/settings.js';
 
 /** More than any real payload; the rest is drained, not kept. */
@@ -57,7 +58,10 @@ export async function runHookCommand(args: string[]): Promise<void> {
     const run = await runHook(agent, phase, payload, { env: process.env, cwd: process.cwd(), startedAt });
     // The entry script says so when it found the daemon's socket but no daemon answering.
     if (run.wantsDaemon)
-      (await import('../lib/store/daemon-client.js')).ensureDaemon(process.env, process.env.GIT_CKPT_DAEMON_UNREACHABLE === '1');
+      (await import('../lib/store/daemon-client.js')).ensureDaemon(
+        withoutAgentEnv(process.env),
+        process.env.GIT_CKPT_DAEMON_UNREACHABLE === '1',
+      );
     exit(run.stdout);
   } catch {
     exit(neutral);
@@ -68,7 +72,7 @@ export async function runHookCommand(args: string[]): Promise<void> {
 export function define(command: Command): Command {
   return command
     .description('record an agent hook event from its JSON payload on stdin (always exits 0)')
-    .argument('<agent>', `${PAYLOAD_AGENTS.filter((a) => a !== 'generic').join(', ')}, or generic (any other name is read as generic)`)
+    .argument('<agent>', hookAgentHelp())
     .argument('<phase>', `${PHASES.slice(0, -1).join(', ')} or ${PHASES.at(-1)}`)
     .allowUnknownOption()
     .allowExcessArguments()

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { setWatch } from '../lib/store/daemon-client.js';
+import { withoutAgentEnv } from '../lib/agents/registry.js';
 import { CkptError } from '../lib/model/errors.js';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 
@@ -33,7 +34,7 @@ async function runWatch(argv: WatchArgs): Promise<void> {
   const ws = openWorkspace(argv);
   // The store exists before the daemon watches: its first capture needs it.
   await ws.settings();
-  const watched = await setWatch(process.env, ws.root, argv.stop ? null : quietMs);
+  const watched = await setWatch(withoutAgentEnv(process.env), ws.root, argv.stop ? null : quietMs);
   if (argv.json) return printJson(watched === null ? { watching: false } : { watching: true, ...watched });
   process.stdout.write(
     watched === null

@@ -476,7 +476,7 @@ test('D7: no request makes the daemon write a file it names; the hook trace is t
 });
 
 test('the entry script forwards exactly the variables attribution reads (one list with the daemon’s), and nothing of GIT_CKPT_*', async (t) => {
-  const { AGENT_ENV } = await import(libPath('hook-payload'));
+  const { AGENT_ENV } = await import(libPath('registry'));
   const script = readFileSync(HOOK_SCRIPT, 'utf8');
   const loop = /for name in ([A-Z0-9_ ]+); do/.exec(script);
   t.truthy(loop, 'the entry script has its forwarding loop');

@@ -20,7 +20,7 @@ function moduleMap() {
   for (const line of text.split('\n')) {
     const heading = /^## (?:([a-z]+)\/|the face)/.exec(line);
     if (heading) sections.push({ layer: heading[1] ?? '', rows: [] });
-    const row = /^\| `([a-z-]+\.ts)` \| (pure|I\/O) \|/.exec(line);
+    const row = /^\| `((?:[a-z-]+\/)?[a-z-]+\.ts)` \| (pure|I\/O) \|/.exec(line);
     if (row) sections.at(-1).rows.push({ file: row[1], pure: row[2] === 'pure' });
   }
   return sections;

@@ -7,7 +7,7 @@
  * settings only, never in a project file (hooks-install.ts decides where).
  */
 import { CkptError } from '../model/errors.js';
-import type { Phase } from '../model/hook-payload.js';
+import type { Phase } from '../model/phases.js';
 import { isObject, type ConfigAgent, type HookAgent, type Json, type Scope } from './agent-config.js';
 
 /** The entry script's file name: how our handlers are recognised in any config. */

@@ -9,15 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Workspace } from '../workspace.js';
 import { CkptError } from '../model/errors.js';
-import {
-  hookMessage,
-  kindForPhase,
-  neutralOutput,
-  outputWithMessage,
-  parseHookPayload,
-  promptTitle,
-  type HookEvent,
-} from '../model/hook-payload.js';
+import { hookMessage, kindForPhase, parseHookPayload, promptTitle, type HookEvent } from './hook-payload.js';
+import { neutralOutput, outputWithMessage } from './registry.js';
 import { updateSessionState } from '../store/sessions.js';
 import { snapshotLocked, type SnapshotResult } from '../capture/snapshot.js';
 import { numberEvent, titleRecorded, type Numbering } from '../model/turns.js';

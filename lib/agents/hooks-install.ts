@@ -47,6 +47,7 @@ import {
   withoutToken,
   type HttpTransport,
 } from './hook-specs.js';
+import { withoutAgentEnv } from './registry.js';
 import { currentDaemonToken, daemonToken, newDaemonToken, renewDaemonToken, startDaemon } from '../store/daemon-client.js';
 
 export interface HookTarget {
@@ -442,7 +443,7 @@ export async function changeHooks(
   if (refused.length === 1 && targets.length === 1) throw new CkptError('config', refused[0]!.message);
   if (refused.length)
     throw new CkptError('config', `${refused.map((r) => `${r.agent}: ${r.message}`).join('; ')}; no agent's config was written`);
-  if (token.renewed) await renewDaemonToken(env, token.value);
+  if (token.renewed) await renewDaemonToken(withoutAgentEnv(env), token.value);
   return changes.map((change) => applyChange(change, env));
 }
 
@@ -645,6 +646,6 @@ export function claudeHasHttpHooks(version: string | null): boolean {
 
 /** The daemon's HTTP endpoint for HTTP hooks: it is started (it must be running to have a port and a token). */
 export async function httpTransport(env: NodeJS.ProcessEnv = process.env): Promise<HttpTransport> {
-  const { endpoint } = await startDaemon(env);
+  const { endpoint } = await startDaemon(withoutAgentEnv(env));
   return { port: endpoint.port, token: daemonToken(env) };
 }

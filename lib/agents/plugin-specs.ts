@@ -8,7 +8,7 @@
  * line; a file there without it is the user's, never overwritten or removed.
  */
 import path from 'node:path';
-import type { Phase } from '../model/hook-payload.js';
+import type { Phase } from '../model/phases.js';
 
 export type PluginAgent = 'opencode' | 'kilo' | 'pi' | 'cline';
 export const PLUGIN_AGENTS: readonly PluginAgent[] = ['opencode', 'kilo', 'pi', 'cline'];

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { HookEvent } from '../model/hook-payload.js';
+import type { HookEvent } from './hook-payload.js';
 import type { Workspace } from '../workspace.js';
 import type { CheckpointRecord, ForkMark, RewindMark } from '../model/ledger.js';
 import {

@@ -10,7 +10,7 @@
  * docs/design.md, "The daemon's endpoint", lists each route.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { AGENT_ENV } from '../model/hook-payload.js';
+import { AGENT_ENV } from '../agents/registry.js';
 
 /** A hook payload is a few KiB; Claude Code's HTTP hooks send the same JSON as its command hooks. */
 export const BODY_MAX_BYTES = 64 * 1024;

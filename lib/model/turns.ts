@@ -12,7 +12,7 @@
  * - One event delivered twice (Copilot and Cursor also run Claude's hooks) is
  *   counted once: the agent's own timestamp, tool-call id or turn id names it.
  */
-import type { HookEvent } from './hook-payload.js';
+import type { Phase } from './phases.js';
 
 export interface SessionState {
   /** The current turn number (1-based); 0 before the first turn. */
@@ -63,7 +63,17 @@ interface OpenCall {
   subagent?: { id: string; type: string | null } | null;
 }
 
-export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey' | 'callId' | 'injected' | 'subagent' | 'eventTime'> & {
+/** What numbering reads of a hook event (agents/hook-payload.ts's HookEvent has it all). */
+export interface NumberedEvent {
+  /** The agent really running, and the one whose configuration delivered the event. */
+  agent: string;
+  via: string;
+  phase: Phase;
+  turnKey: string | null;
+  callId: string | null;
+  injected: boolean;
+  subagent: { id: string; type: string | null } | null;
+  eventTime: number | null;
   forkStart?: boolean;
   transcript?: string | null;
   tool?: string | null;
@@ -72,7 +82,7 @@ export type NumberedEvent = Pick<HookEvent, 'agent' | 'via' | 'phase' | 'turnKey
   targetPath?: string | null;
   /** The prompt's title (turn-start), already redacted; null when prompts are not recorded. */
   title?: string | null;
-};
+}
 
 export interface Numbering {
   /** null before the session's first turn. */

@@ -8,7 +8,6 @@ import net from 'node:net';
 import path from 'node:path';
 import { CkptError } from '../model/errors.js';
 import { commandLineConfigOf } from '../git/runner.js';
-import { withoutAgentEnv } from '../model/hook-payload.js';
 import { spawnBackground } from './background.js';
 import { processAlive, processGone } from './lock.js';
 import { daemonPaths, storeRoot, writeFileAtomic } from './store.js';
@@ -118,12 +117,14 @@ export async function renewDaemonToken(env: NodeJS.ProcessEnv = process.env, tok
 
 /**
  * Start the daemon in the background (it exits at once if one runs already). It lives on after this
- * process and holds nothing of it: none of its descriptors (background.ts), none of its agent's variables,
+ * process and holds nothing of it: none of its descriptors (background.ts), none of its agent's variables
+ * (every caller passes an environment without them),
  * and it works from `/`, not from the folder of whichever hook started it (a relative store root is made
  * absolute first).
  */
 function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const own = withoutAgentEnv(env);
+  // The caller has taken the agents' variables out (agents/registry.ts withoutAgentEnv): this layer knows no agent.
+  const own = { ...env };
   // A `git -c` setting holds for the one command that was given it, not for a daemon serving every workspace.
   for (const key of Object.keys(commandLineConfigOf(own))) delete own[key];
   if (own.GIT_CKPT_HOME) own.GIT_CKPT_HOME = path.resolve(own.GIT_CKPT_HOME);

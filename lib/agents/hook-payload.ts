@@ -20,62 +20,14 @@
  * a payload that cannot be read yields an unattributed event with the reason.
  */
 
-import { oneLine } from './text.js';
-import { redact } from './redact.js';
+import { oneLine } from '../model/text.js';
+import { redact } from '../model/redact.js';
+import { PHASES, type Phase } from '../model/phases.js';
+import type { AgentEnv } from './adapter.js';
 import { fromCline, fromOpencode, fromPi, isPluginEnvelope } from './plugin-events.js';
+import { isAgentName, pickAgentEnv, projectDirOf, runningAgent, sessionFromEnv, type AgentName } from './registry.js';
 
-/** The agents whose payloads `git ckpt hook` reads (their hooks and plugins name them); anything else is read as `generic`. */
-export const PAYLOAD_AGENTS = [
-  'claude',
-  'codex',
-  'gemini',
-  'cursor',
-  'copilot',
-  'qwen',
-  'droid',
-  'opencode',
-  'kilo',
-  'pi',
-  'cline',
-  'generic',
-] as const;
-type Agent = (typeof PAYLOAD_AGENTS)[number];
-export const PHASES = ['pre', 'post', 'turn-start', 'turn-end', 'session-start', 'subagent-end'] as const;
-export type Phase = (typeof PHASES)[number];
-
-/**
- * The agent's environment variables that attribution reads, and the only ones: session ids, project folders,
- * and the markers of the agent that really runs. The entry script forwards exactly these to the daemon
- * (hooks/git-ckpt-hook; a test compares the two lists), and the daemon takes no other variable from a request.
- */
-export const AGENT_ENV = [
-  'CLAUDE_PROJECT_DIR',
-  'CLAUDE_CODE_SESSION_ID',
-  'GEMINI_PROJECT_DIR',
-  'GEMINI_SESSION_ID',
-  'COPILOT_CLI_BINARY_VERSION',
-  'COPILOT_HOOK_DIR',
-  'COPILOT_PROJECT_DIR',
-  'CURSOR_VERSION',
-  'CURSOR_PROJECT_DIR',
-  'QWEN_PROJECT_DIR',
-  'FACTORY_PROJECT_DIR',
-  'DROID_PROJECT_DIR',
-] as const;
-
-/** What parsing may read of the environment: its type admits no variable outside AGENT_ENV. */
-export type AgentEnv = Partial<Record<(typeof AGENT_ENV)[number], string | undefined>>;
-
-/**
- * An environment without the agent's variables. The daemon starts with none and records with none of its own:
- * the hook that started it (one session of one agent) lends them to no other event, whose come from its own
- * request or not at all.
- */
-export function withoutAgentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const rest = { ...env };
-  for (const key of AGENT_ENV) delete rest[key];
-  return rest;
-}
+type Agent = AgentName;
 
 export interface HookEvent {
   /** The agent really running: Copilot and Cursor also run Claude's hooks, and say so in the environment. */
@@ -210,14 +162,6 @@ export function isInjectedPrompt(prompt: string | null): boolean {
   return /^\s*<([a-z][a-z0-9]*-notification|system-reminder)>/i.test(prompt);
 }
 
-/** Pure: the agent that is really running, from the variables it sets in every hook's environment. */
-function runningAgent(configAgent: Agent, env: AgentEnv): Agent {
-  if (configAgent === 'copilot' || configAgent === 'cursor') return configAgent;
-  if (env.COPILOT_CLI_BINARY_VERSION || env.COPILOT_HOOK_DIR || env.COPILOT_PROJECT_DIR) return 'copilot';
-  if (env.CURSOR_VERSION || env.CURSOR_PROJECT_DIR) return 'cursor';
-  return configAgent;
-}
-
 function firstLine(text: string | null): string | null {
   if (text === null) return null;
   const line = text.split(/\r?\n/).find((l) => l.trim() !== '');
@@ -260,10 +204,6 @@ function timestampMs(v: unknown): number | null {
   return null;
 }
 
-function isAgent(v: string): v is Agent {
-  return (PAYLOAD_AGENTS as readonly string[]).includes(v);
-}
-
 function isPhase(v: string): v is Phase {
   return (PHASES as readonly string[]).includes(v);
 }
@@ -273,11 +213,12 @@ function isPhase(v: string): v is Phase {
  * line; an unknown agent is read as `generic` (every spelling), an unknown
  * phase as `post` (a checkpoint is the safe default), both with a problem noted.
  */
-export function parseHookPayload(agentArg: string, phaseArg: string, text: string, env: AgentEnv = {}): HookEvent {
+export function parseHookPayload(agentArg: string, phaseArg: string, text: string, environment: AgentEnv = {}): HookEvent {
+  const env = pickAgentEnv(environment);
   const problems: string[] = [];
-  const via: Agent = isAgent(agentArg) ? agentArg : 'generic';
+  const via: Agent = isAgentName(agentArg) ? agentArg : 'generic';
   const agent = runningAgent(via, env);
-  if (!isAgent(agentArg)) problems.push(`unknown agent ${JSON.stringify(String(agentArg)).slice(0, 40)}, read as generic`);
+  if (!isAgentName(agentArg)) problems.push(`unknown agent ${JSON.stringify(String(agentArg)).slice(0, 40)}, read as generic`);
   const phase: Phase = isPhase(phaseArg) ? phaseArg : 'post';
   if (!isPhase(phaseArg)) problems.push(`unknown phase ${JSON.stringify(String(phaseArg)).slice(0, 40)}, taken as post`);
 
@@ -302,7 +243,7 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
 
   const session =
     pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'trajectory_id', 'thread_id') ??
-    str(env.CLAUDE_CODE_SESSION_ID ?? env.GEMINI_SESSION_ID);
+    sessionFromEnv(env);
   const turnKey = pick(payload, 'prompt_id', 'turn_id', 'generation_id', 'turnId', 'generationId', 'execution_id');
   const callId = pick(payload, 'tool_use_id', 'toolUseId', 'tool_call_id', 'toolCallId');
   const tool = pick(payload, 'tool_name', 'toolName');
@@ -315,14 +256,7 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     : Array.isArray(payload.workspaceRoots)
       ? payload.workspaceRoots
       : [];
-  const projectDir =
-    str(agent === 'copilot' ? env.COPILOT_PROJECT_DIR : undefined) ??
-    str(agent === 'claude' ? env.CLAUDE_PROJECT_DIR : undefined) ??
-    str(agent === 'gemini' ? env.GEMINI_PROJECT_DIR : undefined) ??
-    str(agent === 'qwen' ? (env.QWEN_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
-    str(agent === 'droid' ? (env.FACTORY_PROJECT_DIR ?? env.DROID_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
-    str(agent === 'cursor' ? (env.CURSOR_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR) : undefined) ??
-    null;
+  const projectDir = projectDirOf(agent, env);
   const cwd = pick(payload, 'cwd', 'workspacePath');
   const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
   const response =
@@ -365,20 +299,6 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     cwd,
     problems,
   };
-}
-
-/** Pure: what the hook must print on stdout so that the agent proceeds untouched. */
-export function neutralOutput(agent: string): string {
-  // Gemini parses stderr when stdout is empty, and Cursor and Cline read stdout as JSON: `{}` decides nothing.
-  return agent === 'gemini' || agent === 'cursor' || agent === 'cline' ? '{}\n' : '';
-}
-
-/** The agents that show a hook's `systemMessage` to the user (and to nobody else: the model never reads it). */
-const MESSAGE_AGENTS = new Set(['claude', 'codex', 'gemini']);
-
-/** Pure: the hook's output carrying one line for the user, where the agent shows one; else the neutral output. */
-export function outputWithMessage(agent: string, message: string): string {
-  return MESSAGE_AGENTS.has(agent) ? `${JSON.stringify({ systemMessage: message })}\n` : neutralOutput(agent);
 }
 
 /** Pure: the checkpoint kind for a phase. */

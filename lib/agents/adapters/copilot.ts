@@ -1,0 +1,13 @@
+import type { AgentAdapter } from '../adapter.js';
+
+/** GitHub Copilot CLI: `.github/hooks/*.json`, and it also runs Claude Code's hooks, with its own payload shape. */
+export const copilot = {
+  name: 'copilot',
+  title: 'Copilot CLI',
+  payload: {
+    projectDirEnv: ['COPILOT_PROJECT_DIR'],
+    markers: ['COPILOT_CLI_BINARY_VERSION', 'COPILOT_HOOK_DIR', 'COPILOT_PROJECT_DIR'],
+    runsOthersHooks: true,
+  },
+  output: { neutral: '', systemMessage: false },
+} as const satisfies AgentAdapter;

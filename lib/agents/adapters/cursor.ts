@@ -1,0 +1,13 @@
+import type { AgentAdapter } from '../adapter.js';
+
+/** Cursor's agent (the editor and `cursor-agent`): it reads stdout as JSON, and also runs Claude Code's hooks. */
+export const cursor = {
+  name: 'cursor',
+  title: 'Cursor',
+  payload: {
+    projectDirEnv: ['CURSOR_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'],
+    markers: ['CURSOR_VERSION', 'CURSOR_PROJECT_DIR'],
+    runsOthersHooks: true,
+  },
+  output: { neutral: '{}\n', systemMessage: false },
+} as const satisfies AgentAdapter;

@@ -1,0 +1,9 @@
+import type { AgentAdapter } from '../adapter.js';
+
+/** Factory's Droid: Claude-shaped settings hooks in `.factory/`. */
+export const droid = {
+  name: 'droid',
+  title: 'Factory Droid',
+  payload: { projectDirEnv: ['FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'] },
+  output: { neutral: '', systemMessage: false },
+} as const satisfies AgentAdapter;

@@ -1,0 +1,9 @@
+import type { AgentAdapter } from '../adapter.js';
+
+/** Kilo Code's CLI, an OpenCode fork: the same plugin API. */
+export const kilo = {
+  name: 'kilo',
+  title: 'Kilo Code CLI',
+  payload: { projectDirEnv: [] },
+  output: { neutral: '', systemMessage: false },
+} as const satisfies AgentAdapter;

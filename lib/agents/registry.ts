@@ -1,0 +1,111 @@
+/**
+ * The one list of agents. Every other list (the agents `git ckpt hook` reads, the variables
+ * the entry script forwards and the daemon takes, the help) derives from it, and nothing
+ * but this file imports an adapter; test/agents-registry.test.mjs keeps it so.
+ */
+import type { AgentAdapter, AgentEnv } from './adapter.js';
+import { claude } from './adapters/claude.js';
+import { cline } from './adapters/cline.js';
+import { codex } from './adapters/codex.js';
+import { copilot } from './adapters/copilot.js';
+import { cursor } from './adapters/cursor.js';
+import { droid } from './adapters/droid.js';
+import { gemini } from './adapters/gemini.js';
+import { generic } from './adapters/generic.js';
+import { kilo } from './adapters/kilo.js';
+import { opencode } from './adapters/opencode.js';
+import { pi } from './adapters/pi.js';
+import { qwen } from './adapters/qwen.js';
+
+/** In the order help and lists show them; `generic`, the neutral protocol, last. */
+const LIST = [claude, codex, gemini, cursor, copilot, qwen, droid, opencode, kilo, pi, cline, generic] as const;
+export type AgentName = (typeof LIST)[number]['name'];
+/** @public (the structure test reads it; the engines will, as their concerns move into the adapters) */
+export const ADAPTERS: readonly AgentAdapter<AgentName>[] = LIST;
+
+const BY_NAME = new Map<string, AgentAdapter>(ADAPTERS.map((a) => [a.name, a]));
+
+/**
+ * The adapter of a named agent; a name no adapter has (a fetched store's, a typo) reads as `generic`.
+ * @public (as ADAPTERS)
+ */
+export function adapterOf(name: string): AgentAdapter {
+  return BY_NAME.get(name) ?? generic;
+}
+
+export function isAgentName(v: string): v is AgentName {
+  return BY_NAME.has(v);
+}
+
+/** The agents whose payloads `git ckpt hook` reads (their hooks and plugins name them); anything else is read as `generic`. */
+const PAYLOAD_AGENTS: readonly AgentName[] = ADAPTERS.map((a) => a.name);
+
+/** `git ckpt hook --help`'s words for its <agent> argument. */
+export function hookAgentHelp(): string {
+  const named = PAYLOAD_AGENTS.filter((a) => a !== generic.name);
+  return `${named.join(', ')}, or ${generic.name} (any other name is read as ${generic.name})`;
+}
+
+/**
+ * The agents' environment variables that attribution reads, and the only ones: project folders, session ids,
+ * and the markers of the agent that really runs. The entry script forwards exactly these to the daemon
+ * (hooks/git-ckpt-hook; a test compares the two lists), and the daemon takes no other variable from a request.
+ */
+export const AGENT_ENV: readonly string[] = [
+  ...new Set(
+    ADAPTERS.flatMap((a): readonly string[] => [...a.payload.projectDirEnv, ...(a.payload.sessionEnv ?? []), ...(a.payload.markers ?? [])]),
+  ),
+];
+
+/** Pure: the part of an environment that parsing may read (AGENT_ENV's variables, and no other). */
+export function pickAgentEnv(env: Readonly<Record<string, string | undefined>>): AgentEnv {
+  const picked: Record<string, string> = {};
+  for (const key of AGENT_ENV) {
+    const value = env[key];
+    if (value !== undefined) picked[key] = value;
+  }
+  return picked;
+}
+
+/**
+ * An environment without the agents' variables. The daemon starts with none and records with none of its own:
+ * the hook that started it (one session of one agent) lends them to no other event, whose come from its own
+ * request or not at all.
+ */
+export function withoutAgentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const rest = { ...env };
+  for (const key of AGENT_ENV) delete rest[key];
+  return rest;
+}
+
+/**
+ * Pure: the agent really running a hook wired for `via`. An agent that also runs others' hooks (Copilot CLI,
+ * Cursor) says so by the variables it sets in every hook; its own hooks name it already.
+ */
+export function runningAgent(via: AgentName, env: AgentEnv): AgentName {
+  if (adapterOf(via).payload.runsOthersHooks) return via;
+  for (const a of ADAPTERS) if (a.payload.runsOthersHooks && a.payload.markers?.some((key) => env[key])) return a.name;
+  return via;
+}
+
+/** Pure: the agent's project folder, from the variables it sets (none, for an agent that sets none). */
+export function projectDirOf(agent: string, env: AgentEnv): string | null {
+  for (const key of adapterOf(agent).payload.projectDirEnv) if (env[key]?.trim()) return env[key]!;
+  return null;
+}
+
+/** Pure: the session a hook's environment names, for a payload that names none. */
+export function sessionFromEnv(env: AgentEnv): string | null {
+  for (const a of ADAPTERS) for (const key of a.payload.sessionEnv ?? []) if (env[key]?.trim()) return env[key]!;
+  return null;
+}
+
+/** Pure: what the hook must print on stdout so that the agent proceeds untouched. */
+export function neutralOutput(agent: string): string {
+  return adapterOf(agent).output.neutral;
+}
+
+/** Pure: the hook's output carrying one line for the user, where the agent shows one; else the neutral output. */
+export function outputWithMessage(agent: string, message: string): string {
+  return adapterOf(agent).output.systemMessage ? `${JSON.stringify({ systemMessage: message })}\n` : neutralOutput(agent);
+}

@@ -1,0 +1,113 @@
+// The agents axis has one home (issue 34): one pure adapter per agent in lib/agents/adapters/, one registry
+// that every agent list derives from, and no agent named anywhere else in lib/ or cli/. Files that still
+// name agents are listed in STILL_NAMING until their concern moves into the adapters; the list only shrinks
+// (a listed file that names none fails too, so it leaves the list the day it is clean).
+import test from 'ava';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ckpt, HOOK_SCRIPT, libPath, ROOT, sandbox } from './helpers.mjs';
+
+const { ADAPTERS, AGENT_ENV, adapterOf, neutralOutput } = await import(libPath('registry'));
+const NAMES = ADAPTERS.map((a) => a.name);
+const ADAPTER_DIR = path.join(ROOT, 'lib', 'agents', 'adapters');
+
+/** The files that still name agents, and the concern that will take their names into the adapters (docs/research/adapters-plan.md §3). */
+const STILL_NAMING = {
+  'lib/agents/agent-config.ts': 'wiring (step 3)',
+  'lib/agents/hook-specs.ts': 'wiring (step 3)',
+  'lib/agents/hooks-install.ts': 'wiring (step 3)',
+  'lib/agents/plugin-specs.ts': 'wiring (step 3)',
+  'cli/hooks.ts': 'wiring (step 3)',
+  'lib/agents/hook-payload.ts': 'payload quirks (step 2)',
+  'lib/agents/plugin-events.ts': 'payload quirks (step 2)',
+  'lib/agents/hook.ts': 'payload quirks (step 2)',
+  'lib/model/turns.ts': 'payload quirks (step 2)',
+  'lib/agents/agent-trust.ts': 'trust (step 4)',
+  'lib/agents/mcp-install.ts': 'MCP (step 5)',
+  'lib/agents/codex-fork.ts': 'resume (step 6)',
+  'lib/agents/resume.ts': 'resume (step 6)',
+  'lib/model/resume-plan.ts': 'resume (step 6)',
+  'cli/resume.ts': 'resume (step 6)',
+  'lib/agents/rewind.ts': 'transcripts (step 7)',
+  'lib/model/rewind-detect.ts': 'transcripts (step 7)',
+  'lib/model/rewind-plan.ts': 'transcripts (step 7)',
+  'cli/reference.ts': 'help text (step 8)',
+};
+
+const sources = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
+const ALL = [...sources(path.join(ROOT, 'lib')), ...sources(path.join(ROOT, 'cli'))].map((f) => path.relative(ROOT, f));
+const read = (rel) => readFileSync(path.join(ROOT, rel), 'utf8');
+/** The code without its comments (block comments, and line comments that do not follow a quote or a colon). */
+const code = (text) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:\\'"`])\/\/.*$/gm, '$1');
+/** An agent's name as code may spell it: any case; pi as a word; the neutral protocol only as the string 'generic'. */
+const spelling = (name) => (name === 'pi' ? /\bpi\b/i : name === 'generic' ? /'generic'/ : new RegExp(name, 'i'));
+const importsOf = (text) => [...text.matchAll(/(?:\bfrom|\bimport\(?)\s*'([^']+)'/g)].map((m) => m[1]);
+
+/** The agents a file names, but for its own adapter and the registry, which name them by design. */
+function agentsNamedIn(rel) {
+  if (rel === 'lib/agents/registry.ts') return [];
+  let text = code(read(rel));
+  // An adapter may name the variables its agent's CLI sets, another agent's included (Qwen Code sets Claude's).
+  if (rel.startsWith('lib/agents/adapters/')) text = text.replace(/'[A-Z][A-Z0-9_]*'/g, "''");
+  return NAMES.filter((n) => rel !== `lib/agents/adapters/${n}.ts` && spelling(n).test(text));
+}
+
+test('one adapter file per registered agent, each exporting the adapter its file names', (t) => {
+  const files = readdirSync(ADAPTER_DIR).filter((f) => f.endsWith('.ts'));
+  t.deepEqual(files.map((f) => f.replace(/\.ts$/, '')).sort(), [...NAMES].sort());
+  for (const name of NAMES) {
+    t.regex(read(`lib/agents/adapters/${name}.ts`), new RegExp(`^export const ${name} = \\{\\n  name: '${name}',`, 'm'), name);
+    t.is(adapterOf(name).name, name);
+  }
+  t.is(new Set(NAMES).size, NAMES.length, 'names are unique');
+  t.is(NAMES.at(-1), 'generic', 'the neutral protocol comes last');
+  t.is(adapterOf('an-agent-nobody-registered').name, 'generic', 'an unknown name reads as generic');
+});
+
+test('git ckpt hook --help names every registered agent, the neutral protocol last', async (t) => {
+  const r = await ckpt(sandbox(), ['hook', '--help']);
+  t.is(r.code, 0);
+  const agentLine = r.stdout.split('\n').find((l) => /^\s+agent\s/.test(l)) ?? '';
+  const named = NAMES.filter((n) => new RegExp(`\\b${n}\\b`).test(r.stdout));
+  t.deepEqual(named, NAMES, agentLine);
+  t.regex(r.stdout, /or\s+generic\s+\(any\s+other\s+name\s+is\s+read\s+as\s+generic\)/);
+});
+
+test('no file of lib/ or cli/ names an agent outside its adapter and the registry, but those still listed, and each listed one still does', (t) => {
+  const naming = Object.fromEntries(ALL.map((rel) => [rel, agentsNamedIn(rel)]).filter(([, names]) => names.length > 0));
+  const unlisted = Object.keys(naming).filter((rel) => !(rel in STILL_NAMING));
+  t.deepEqual(
+    unlisted.map((rel) => `${rel}: ${naming[rel].join(', ')}`),
+    [],
+    'an agent named outside its adapter: move it into the adapter and read it through the registry',
+  );
+  const clean = Object.keys(STILL_NAMING).filter((rel) => !(rel in naming));
+  t.deepEqual(clean, [], 'these name no agent any more: take them off STILL_NAMING');
+});
+
+test('adapters are pure data: they import only the adapter interface, model/ and node:path; only the registry imports them', (t) => {
+  for (const name of NAMES)
+    for (const spec of importsOf(read(`lib/agents/adapters/${name}.ts`)))
+      t.true(spec === '../adapter.js' || /^\.\.\/\.\.\/model\/[a-z-]+\.js$/.test(spec) || spec === 'node:path', `${name} imports ${spec}`);
+  const importers = ALL.filter((rel) => importsOf(read(rel)).some((spec) => /(^|\/)adapters\/[a-z-]+\.js$/.test(spec)));
+  t.deepEqual(importers, ['lib/agents/registry.ts']);
+  for (const spec of importsOf(read('lib/agents/adapter.ts')))
+    t.true(
+      /^\.\.\/model\//.test(spec) || (spec.startsWith('node:') && !/^node:(fs|child_process)$/.test(spec)),
+      `adapter.ts imports ${spec}`,
+    );
+});
+
+test('the entry script takes its agent lists from the registry: the variables it forwards and the agents whose neutral output is {}', (t) => {
+  const script = readFileSync(HOOK_SCRIPT, 'utf8');
+  t.deepEqual(/for name in ([A-Z0-9_ ]+); do/.exec(script)?.[1].trim().split(/\s+/), [...AGENT_ENV]);
+  const neutralCase = /case "\$agent" in ([a-z|]+)\) printf '\{\}\\n' ;; esac/.exec(script);
+  t.truthy(neutralCase, 'the script has its neutral-output case');
+  t.deepEqual(
+    neutralCase[1].split('|'),
+    NAMES.filter((n) => neutralOutput(n) === '{}\n'),
+  );
+});

@@ -27,13 +27,11 @@ import type { AgentEnv } from './adapter.js';
 import { fromCline, fromOpencode, fromPi, isPluginEnvelope } from './plugin-events.js';
 import { isAgentName, pickAgentEnv, projectDirOf, runningAgent, sessionFromEnv, type AgentName } from './registry.js';
 
-type Agent = AgentName;
-
 export interface HookEvent {
   /** The agent really running: Copilot and Cursor also run Claude's hooks, and say so in the environment. */
-  agent: Agent;
+  agent: AgentName;
   /** The agent whose configuration delivered the event (the hook's command line). */
-  via: Agent;
+  via: AgentName;
   phase: Phase;
   session: string | null;
   /** The agent's own turn id (prompt_id, turn_id, generation_id), when it gives one. */
@@ -216,7 +214,7 @@ function isPhase(v: string): v is Phase {
 export function parseHookPayload(agentArg: string, phaseArg: string, text: string, environment: AgentEnv = {}): HookEvent {
   const env = pickAgentEnv(environment);
   const problems: string[] = [];
-  const via: Agent = isAgentName(agentArg) ? agentArg : 'generic';
+  const via: AgentName = isAgentName(agentArg) ? agentArg : 'generic';
   const agent = runningAgent(via, env);
   if (!isAgentName(agentArg)) problems.push(`unknown agent ${JSON.stringify(String(agentArg)).slice(0, 40)}, read as generic`);
   const phase: Phase = isPhase(phaseArg) ? phaseArg : 'post';

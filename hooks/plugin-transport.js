@@ -6,7 +6,7 @@
 //
 // Each event goes, as the agent gave it, to git-ckpt's daemon through its Unix socket when it runs (no
 // process at all), else to its entry script (git-ckpt-hook, which runs `git ckpt hook`); git-ckpt maps it
-// (lib/agents/plugin-events.ts). The agent awaits
+// (each agent's `normalize` in lib/agents/adapters/). The agent awaits
 // these handlers, so a pre-call snapshot is taken before the tool runs; a post-call one is left running
 // in the background, as Claude Code's async hooks are. Nothing here throws into the agent, and a git-ckpt
 // that is gone is said once in the agent's log, not at every call.

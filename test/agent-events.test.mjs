@@ -325,8 +325,8 @@ test('numbering (pure): a turn’s start or end that comes after its moment (Cli
 test('numbering (pure): Copilot delivering each event twice (its own config and Claude’s) counts it once', (t) => {
   let state = turns.emptySessionState();
   const out = [];
-  const copilot = { ...BASE, agent: 'copilot', via: 'copilot' };
-  const asClaude = { ...BASE, agent: 'copilot', via: 'claude' };
+  const copilot = { ...BASE, agent: 'copilot', via: 'copilot', crossLoaded: true };
+  const asClaude = { ...BASE, agent: 'copilot', via: 'claude', crossLoaded: true };
   const events = [
     ['turn-start', 100],
     ['pre', 200],
@@ -624,7 +624,8 @@ test('restore --dry-run with leftovers does not claim the workspace matches', as
 });
 
 test('a shell call that exited non-zero is a failed call: Copilot says so in its result text, Codex in its transcript', async (t) => {
-  const { callFailureIn } = await import(libPath('transcript'));
+  const { adapterOf } = await import(libPath('registry'));
+  const callFailureIn = adapterOf('codex').payload.failureInTranscript;
   const post = (text) =>
     payloads.parseHookPayload(
       'copilot',
@@ -837,6 +838,10 @@ test('Cursor running its own hooks and Claude’s: recognised from CURSOR_VERSIO
   t.is(payloads.parseHookPayload('claude', 'pre', '{}', { CURSOR_VERSION: '2.0', CURSOR_PROJECT_DIR: '/w' }).agent, 'cursor');
   t.is(payloads.parseHookPayload('claude', 'pre', '{}', { COPILOT_CLI_BINARY_VERSION: '1.0.102' }).agent, 'copilot');
   t.is(payloads.parseHookPayload('claude', 'pre', '{}', { CLAUDE_PROJECT_DIR: '/w' }).agent, 'claude');
+  // Cursor's own hooks say it runs others' too: its events may come twice, Claude's own never do.
+  t.true(payloads.parseHookPayload('cursor', 'pre', '{}', {}).crossLoaded);
+  t.true(payloads.parseHookPayload('claude', 'pre', '{}', { CURSOR_VERSION: '2.0' }).crossLoaded);
+  t.false(payloads.parseHookPayload('claude', 'pre', '{}', {}).crossLoaded);
   let state = turns.emptySessionState();
   const out = [];
   const events = [
@@ -851,7 +856,7 @@ test('Cursor running its own hooks and Claude’s: recognised from CURSOR_VERSIO
   ];
   for (const [phase, turnKey, callId] of events) {
     for (const via of ['cursor', 'claude']) {
-      const n = turns.numberEvent(state, { ...BASE, agent: 'cursor', via, phase, turnKey, callId }, 0);
+      const n = turns.numberEvent(state, { ...BASE, agent: 'cursor', via, crossLoaded: true, phase, turnKey, callId }, 0);
       state = n.state;
       if (!n.duplicate) out.push(`${phase}@t${n.turn}.s${n.step ?? '-'}`);
     }

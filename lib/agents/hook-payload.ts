@@ -11,8 +11,8 @@
  *   copilot  sessionId | session_id  —               —             toolName / toolArgs (or tool_name / tool_input)
  *   qwen     session_id              prompt_id       tool_use_id   tool_name / tool_input (Claude's, copied)
  *   droid    session_id              —               —             tool_name / tool_input (Claude's, copied)
- *   cline    sessionContext.rootSessionId, taskId (the turn), tool_call.id: mapped first (plugin-events.ts)
- *   opencode plugin events (and Kilo's, and pi's extension events), mapped to these fields first: plugin-events.ts
+ *   cline    sessionContext.rootSessionId, taskId (the turn), tool_call.id: mapped first (adapters/cline.ts)
+ *   opencode plugin events (and Kilo's, and pi's extension events), mapped to these fields first by their adapters
  *   generic  any of the above, plus Cline's taskId and Windsurf's trajectory_id / execution_id
  *
  * Cursor and Copilot also run hooks configured for Claude, with their own
@@ -24,14 +24,24 @@ import { oneLine } from '../model/text.js';
 import { redact } from '../model/redact.js';
 import { PHASES, type Phase } from '../model/phases.js';
 import type { AgentEnv } from './adapter.js';
-import { fromCline, fromOpencode, fromPi, isPluginEnvelope } from './plugin-events.js';
-import { isAgentName, pickAgentEnv, projectDirOf, runningAgent, sessionFromEnv, type AgentName } from './registry.js';
+import {
+  adapterOf,
+  EXIT_CODE_TEXTS,
+  isAgentName,
+  pickAgentEnv,
+  projectDirOf,
+  runningAgent,
+  sessionFromEnv,
+  type AgentName,
+} from './registry.js';
 
 export interface HookEvent {
   /** The agent really running: Copilot and Cursor also run Claude's hooks, and say so in the environment. */
   agent: AgentName;
   /** The agent whose configuration delivered the event (the hook's command line). */
   via: AgentName;
+  /** The running agent also runs hooks wired for another, so this event may arrive twice (numbering counts it once). */
+  crossLoaded: boolean;
   phase: Phase;
   session: string | null;
   /** The agent's own turn id (prompt_id, turn_id, generation_id), when it gives one. */
@@ -182,12 +192,8 @@ function shellExitError(payload: Record<string, unknown>): string | null {
     str(payload.tool_response),
   ];
   for (const text of texts) {
-    const code = text
-      ? (/completed with exit code (\d+)>/.exec(text) ??
-          /^Exit Code: (\d+)\s*$/m.exec(text) ??
-          /^Command exited with code: (\d+)/m.exec(text) ??
-          /^\[Process exited with code (\d+)\]\s*$/m.exec(text))?.[1]
-      : undefined;
+    if (!text) continue;
+    const code = EXIT_CODE_TEXTS.map((pattern) => pattern.exec(text)?.[1]).find((c) => c !== undefined);
     if (code !== undefined && code !== '0') return `exit code ${code}`;
   }
   return null;
@@ -214,7 +220,8 @@ function isPhase(v: string): v is Phase {
 export function parseHookPayload(agentArg: string, phaseArg: string, text: string, environment: AgentEnv = {}): HookEvent {
   const env = pickAgentEnv(environment);
   const problems: string[] = [];
-  const via: AgentName = isAgentName(agentArg) ? agentArg : 'generic';
+  // A name no adapter has is read as the neutral protocol's (every spelling).
+  const via = adapterOf(agentArg).name;
   const agent = runningAgent(via, env);
   if (!isAgentName(agentArg)) problems.push(`unknown agent ${JSON.stringify(String(agentArg)).slice(0, 40)}, read as generic`);
   const phase: Phase = isPhase(phaseArg) ? phaseArg : 'post';
@@ -227,13 +234,8 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
       const parsed: unknown = JSON.parse(text);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>;
       else problems.push('payload is not a JSON object');
-      // OpenCode, Kilo and pi forward their plugin events as they came (hooks/*-plugin.js, hooks/pi-extension.js).
-      if (isPluginEnvelope(payload)) {
-        if (via === 'opencode' || via === 'kilo') payload = fromOpencode(payload);
-        else if (via === 'pi') payload = fromPi(payload);
-      }
-      // Cline's hook files get its own payload (hookName, taskId, tool_call …).
-      if (via === 'cline' && typeof payload.hookName === 'string') payload = fromCline(payload);
+      // A payload of the agent's own shape (a plugin's envelope, a hook file's JSON) is read by its adapter first.
+      payload = adapterOf(via).payload.normalize?.(payload) ?? payload;
     } catch {
       problems.push('payload is not valid JSON');
     }
@@ -271,6 +273,7 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
   return {
     agent,
     via,
+    crossLoaded: adapterOf(agent).payload.runsOthersHooks === true || agent !== via,
     phase,
     session,
     turnKey,
@@ -285,11 +288,12 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     transcript: pick(payload, 'transcript_path', 'transcriptPath'),
     prompt,
     // A subagent's prompt (OpenCode's task tool starts a child session with one) is not the user's turn.
-    // pi says so of a message an extension sent (plugin-events.ts); Qwen Code 0.15 sends UserPromptSubmit
+    // pi says so of a message an extension sent (adapters/pi.ts); Qwen Code 0.15 sends UserPromptSubmit
     // without a prompt when it hands tool results back to the model: that continues the user's turn.
     injected:
       isInjectedPrompt(prompt) ||
-      (phase === 'turn-start' && (agentId !== null || payload.injected === true || (via === 'qwen' && prompt === null))),
+      (phase === 'turn-start' &&
+        (agentId !== null || payload.injected === true || (adapterOf(via).payload.promptlessStartContinues === true && prompt === null))),
     forkStart: phase === 'session-start' && payload.source === 'fork',
     eventTime: timestampMs(payload.timestamp),
     projectDir,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Workspace } from '../workspace.js';
 import { CkptError } from '../model/errors.js';
 import { hookMessage, kindForPhase, parseHookPayload, promptTitle, type HookEvent } from './hook-payload.js';
-import { neutralOutput, outputWithMessage } from './registry.js';
+import { adapterOf, neutralOutput, outputWithMessage } from './registry.js';
 import { updateSessionState } from '../store/sessions.js';
 import { snapshotLocked, type SnapshotResult } from '../capture/snapshot.js';
 import { numberEvent, titleRecorded, type Numbering } from '../model/turns.js';
@@ -180,8 +180,9 @@ async function recordLocked(
   const settings = await ws.settings({ lockTimeoutMs: Math.max(1, newStoreWaitMs - (Date.now() - startedAt)) });
   const left = () => settings.hookBudgetMs - (Date.now() - startedAt);
   if (left() <= 0) throw new CkptError('budget', `hook budget of ${settings.hookBudgetMs} ms ran out before the lock was taken`);
-  if (event.agent === 'codex' && event.phase === 'post' && !event.failed && event.callId) {
-    const failure = await codexFailure(event.transcript, event.callId, left(), note);
+  const { failureInTranscript, missingPostFailure } = adapterOf(event.agent).payload;
+  if (failureInTranscript && event.phase === 'post' && !event.failed && event.callId) {
+    const failure = await transcriptFailure(failureInTranscript, event.transcript, event.callId, left(), note);
     if (failure) Object.assign(event, { failed: true, error: event.resultLine ? `${failure}: ${event.resultLine}` : failure });
   }
   const title = turnTitle(settings, event);
@@ -206,14 +207,14 @@ async function recordLocked(
       let prompt = numbered?.title ?? undefined;
       if (adopt && event.session !== null) {
         const adoptedPrompt = adopt.turn === turn ? prompt : undefined;
-        // Codex writes a failed command's exit code only to its transcript; Droid sends a post only for a call
-        // that succeeded (synchronously, before its next call), so one that never came is a failure.
+        // Some agents write a failed command's exit code only to their transcript (Codex); some send a post only
+        // for a call that succeeded (Droid: synchronously, before its next call), so one that never came is a failure.
         const failure =
-          event.agent === 'codex' && adopt.callId !== null
-            ? await codexFailure(adopt.transcript, adopt.callId, left(), note)
-            : event.agent === 'droid' && adopt.callId === null
-              ? 'failed (Droid sends no post for a failed call)'
-              : null;
+          adopt.callId !== null
+            ? failureInTranscript
+              ? await transcriptFailure(failureInTranscript, adopt.transcript, adopt.callId, left(), note)
+              : null
+            : (missingPostFailure ?? null);
         const what = adopt.tool ? `${adopt.tool}${adopt.input ? `: ${adopt.input}` : ''}` : 'post';
         adopted = await snapshotLocked(ctx, {
           kind: 'post',
@@ -312,15 +313,16 @@ async function recordLocked(
 /** A local file's tail reads in milliseconds; a stalled mount must leave the snapshot its budget. */
 const TRANSCRIPT_WAIT_MS = 1000;
 
-/** A Codex call's failure from its transcript (the payload leaves it out), within the hook's budget. */
-async function codexFailure(
+/** A call's failure from the agent's transcript (its post leaves it out), within the hook's budget. */
+async function transcriptFailure(
+  failureIn: (lines: string, callId: string) => string | null,
   transcript: string | null | undefined,
   callId: string,
   left: number,
   note: (text: string) => void,
 ): Promise<string | null> {
   if (!transcript || !path.isAbsolute(transcript)) return null;
-  const read = await callFailure(transcript, callId, Math.min(TRANSCRIPT_WAIT_MS, left));
+  const read = await callFailure(transcript, callId, Math.min(TRANSCRIPT_WAIT_MS, left), failureIn);
   if (read.problem) note(read.problem);
   return read.failure;
 }

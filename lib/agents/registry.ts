@@ -23,13 +23,13 @@ export type AgentName = (typeof LIST)[number]['name'];
 /** @public (the structure test reads it; the engines will, as their concerns move into the adapters) */
 export const ADAPTERS: readonly AgentAdapter<AgentName>[] = LIST;
 
-const BY_NAME = new Map<string, AgentAdapter>(ADAPTERS.map((a) => [a.name, a]));
+const BY_NAME = new Map<string, AgentAdapter<AgentName>>(ADAPTERS.map((a) => [a.name, a]));
 
 /**
  * The adapter of a named agent; a name no adapter has (a fetched store's, a typo) reads as `generic`.
  * @public (as ADAPTERS)
  */
-export function adapterOf(name: string): AgentAdapter {
+export function adapterOf(name: string): AgentAdapter<AgentName> {
   return BY_NAME.get(name) ?? generic;
 }
 
@@ -39,6 +39,12 @@ export function isAgentName(v: string): v is AgentName {
 
 /** The agents whose payloads `git ckpt hook` reads (their hooks and plugins name them); anything else is read as `generic`. */
 const PAYLOAD_AGENTS: readonly AgentName[] = ADAPTERS.map((a) => a.name);
+
+/**
+ * Every text an agent tells a shell's non-zero exit by, when it tells it only in the result (group 1: the code).
+ * All of them are tried on every payload: an agent that runs others' hooks sends its own shape through their wiring.
+ */
+export const EXIT_CODE_TEXTS: readonly RegExp[] = ADAPTERS.flatMap((a) => a.payload.exitCode ?? []);
 
 /** `git ckpt hook --help`'s words for its <agent> argument. */
 export function hookAgentHelp(): string {

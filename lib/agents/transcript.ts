@@ -65,39 +65,18 @@ export async function withinTime<T>(work: Promise<T>, withinMs: number): Promise
   }
 }
 
-/** Pure: the failure of call `callId` recorded in transcript lines (JSONL), or null. @public (tests use it) */
-export function callFailureIn(text: string, callId: string): string | null {
-  let failure: string | null = null;
-  for (const line of text.split('\n')) {
-    if (!line.includes(callId)) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      continue; // the first line of a tail is usually cut
-    }
-    const stack: unknown[] = [parsed];
-    while (stack.length) {
-      const v = stack.pop();
-      if (!v || typeof v !== 'object') continue;
-      const o = v as Record<string, unknown>;
-      if ((o.id === callId || o.call_id === callId) && (typeof o.exit_code === 'number' || o.status === 'failed')) {
-        const code = typeof o.exit_code === 'number' ? o.exit_code : null;
-        failure = code !== null && code !== 0 ? `exit code ${code}` : o.status === 'failed' ? 'failed' : null;
-      }
-      stack.push(...Object.values(o));
-    }
-  }
-  return failure;
-}
-
 /**
  * The failure of a call as the transcript file records it, read within `withinMs`
  * (a file on a stalled disk or network mount must not outlast the hook's budget).
  */
-export async function callFailure(transcript: string, callId: string, withinMs: number): Promise<TranscriptRead> {
+export async function callFailure(
+  transcript: string,
+  callId: string,
+  withinMs: number,
+  failureIn: (lines: string, callId: string) => string | null,
+): Promise<TranscriptRead> {
   try {
-    return { failure: callFailureIn(await withinTime(tail(transcript), withinMs), callId) };
+    return { failure: failureIn(await withinTime(tail(transcript), withinMs), callId) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // No transcript (yet) is the ordinary "the transcript does not say".

@@ -68,6 +68,8 @@ export interface NumberedEvent {
   /** The agent really running, and the one whose configuration delivered the event. */
   agent: string;
   via: string;
+  /** The agent runs another's hooks too (agents/registry.ts), so one event may arrive twice. */
+  crossLoaded?: boolean;
   phase: Phase;
   turnKey: string | null;
   callId: string | null;
@@ -211,9 +213,6 @@ function trim<T>(map: Record<string, T>, keep = KEPT_KEYS): Record<string, T> {
   return Object.fromEntries(keys.slice(-keep).map((k) => [k, map[k]!]));
 }
 
-/** Agents that also run another agent's hook configuration, so one event may arrive twice. */
-const CROSS_LOADING = new Set(['copilot', 'cursor']);
-
 /** Pure: the key that names one real event, or null when the payload has nothing to tell two events apart. */
 function eventKey(e: NumberedEvent): string | null {
   if (e.eventTime === null && e.callId === null && e.turnKey === null) return null;
@@ -248,7 +247,7 @@ export function numberEvent(state: SessionState, event: NumberedEvent, now: numb
     seen: [...state.seen],
   };
 
-  if (CROSS_LOADING.has(event.agent) || event.agent !== event.via) {
+  if (event.crossLoaded || event.agent !== event.via) {
     const key = eventKey(event);
     if (key !== null) {
       if (next.seen.includes(key))

@@ -4,6 +4,11 @@ import type { AgentAdapter } from '../adapter.js';
 export const gemini = {
   name: 'gemini',
   title: 'Gemini CLI',
-  payload: { projectDirEnv: ['GEMINI_PROJECT_DIR'], sessionEnv: ['GEMINI_SESSION_ID'] },
+  payload: {
+    projectDirEnv: ['GEMINI_PROJECT_DIR'],
+    sessionEnv: ['GEMINI_SESSION_ID'],
+    // An `Exit Code: 3` line in tool_response's llmContent, or `Command exited with code: 3`.
+    exitCode: [/^Exit Code: (\d+)\s*$/m, /^Command exited with code: (\d+)/m],
+  },
   output: { neutral: '{}\n', systemMessage: true },
 } as const satisfies AgentAdapter;

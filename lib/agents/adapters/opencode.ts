@@ -1,9 +1,9 @@
-import type { AgentAdapter } from '../adapter.js';
+import { busEnvelope, isPluginEnvelope, type AgentAdapter, type Json } from '../adapter.js';
 
 /** OpenCode: an in-process plugin forwards its bus events (hooks/opencode-plugin.js). */
 export const opencode = {
   name: 'opencode',
   title: 'OpenCode',
-  payload: { projectDirEnv: [] },
+  payload: { projectDirEnv: [], normalize: (payload: Json) => (isPluginEnvelope(payload) ? busEnvelope(payload) : payload) },
   output: { neutral: '', systemMessage: false },
 } as const satisfies AgentAdapter;

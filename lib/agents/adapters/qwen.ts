@@ -4,6 +4,10 @@ import type { AgentAdapter } from '../adapter.js';
 export const qwen = {
   name: 'qwen',
   title: 'Qwen Code',
-  payload: { projectDirEnv: ['QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'] },
+  payload: {
+    projectDirEnv: ['QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'],
+    // Qwen Code 0.15 sends UserPromptSubmit without a prompt when it hands tool results back to the model.
+    promptlessStartContinues: true,
+  },
   output: { neutral: '', systemMessage: false },
 } as const satisfies AgentAdapter;

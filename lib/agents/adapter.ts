@@ -1,10 +1,10 @@
 /**
  * What git-ckpt knows of one agent, held in one pure file per agent
  * (`adapters/<name>.ts`) and read by agent-neutral engines through
- * `registry.ts`, never by an agent's name. This is its first slice: the
- * variables a hook's environment carries and what a hook prints. Wiring,
- * trust, MCP, resume and transcripts join it as their engines learn to read
- * adapters (docs/research/adapters-plan.md, issue 34).
+ * `registry.ts`, never by an agent's name. So far it holds the variables a
+ * hook's environment carries, what a hook prints and the payload's quirks;
+ * wiring, trust, MCP, resume and transcripts join it as their engines learn
+ * to read adapters (docs/research/adapters-plan.md, issue 34).
  */
 
 /** An environment as parsing may read it: only the variables the adapters name (registry.ts `pickAgentEnv`). */
@@ -78,7 +78,7 @@ function unquote(prompt: string): string {
 
 /**
  * Pure: an envelope of the plugin bus OpenCode 1 and its fork Kilo share (hooks/opencode-plugin.js forwards
- * each event as it came), as hook fields:
+ * each event as it came) as hook fields; any other payload unchanged (a `normalize` as it is):
  *
  *   event                   phase          fields
  *   chat.message (user)     turn-start     input.sessionID, output.message.id (the turn), output.parts[].text
@@ -88,6 +88,7 @@ function unquote(prompt: string): string {
  *   session.created         session-start  sessionID, info
  */
 export function busEnvelope(envelope: Json): Json {
+  if (!isPluginEnvelope(envelope)) return envelope;
   const input = obj(envelope.input);
   const output = obj(envelope.output);
   const event = text(envelope.event) ?? '';

@@ -107,7 +107,7 @@ export function newDaemonToken(): string {
  * (0600; 48 hex digits, as the daemon makes it), then a running daemon, which holds the old one,
  * is restarted. Every config that names the token must then be written again with the new one.
  */
-export async function renewDaemonToken(env: NodeJS.ProcessEnv = process.env, token = newDaemonToken()): Promise<void> {
+export async function renewDaemonToken(env: NodeJS.ProcessEnv, token = newDaemonToken()): Promise<void> {
   if (!/^[0-9a-f]{48}$/.test(token)) throw new CkptError('refused', 'a daemon token is 48 hex digits');
   const paths = daemonPaths(storeRoot(env));
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
@@ -122,8 +122,9 @@ export async function renewDaemonToken(env: NodeJS.ProcessEnv = process.env, tok
  * and it works from `/`, not from the folder of whichever hook started it (a relative store root is made
  * absolute first).
  */
-function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  // The caller has taken the agents' variables out (agents/registry.ts withoutAgentEnv): this layer knows no agent.
+function spawnDaemon(env: NodeJS.ProcessEnv): number | undefined {
+  // Every function that may start the daemon takes its environment without a default: the caller takes the
+  // agents' variables out (agents/registry.ts withoutAgentEnv), since this layer knows no agent.
   const own = { ...env };
   // A `git -c` setting holds for the one command that was given it, not for a daemon serving every workspace.
   for (const key of Object.keys(commandLineConfigOf(own))) delete own[key];
@@ -135,7 +136,7 @@ function spawnDaemon(env: NodeJS.ProcessEnv = process.env): number | undefined {
  * Make sure a daemon runs, starting one when none does (or when the caller
  * found the one named unreachable: killed, not yet reaped); never waits for it.
  */
-export async function ensureDaemon(env: NodeJS.ProcessEnv = process.env, unreachable = false): Promise<'running' | 'started'> {
+export async function ensureDaemon(env: NodeJS.ProcessEnv, unreachable = false): Promise<'running' | 'started'> {
   if (!unreachable && (await servingDaemon(env))) return 'running';
   spawnDaemon(env);
   return 'started';
@@ -208,10 +209,7 @@ const latin1 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Start the daemon and wait until it listens. */
-export async function startDaemon(
-  env: NodeJS.ProcessEnv = process.env,
-  waitMs = 10_000,
-): Promise<{ endpoint: Endpoint; started: boolean }> {
+export async function startDaemon(env: NodeJS.ProcessEnv, waitMs = 10_000): Promise<{ endpoint: Endpoint; started: boolean }> {
   const running = await servingDaemon(env);
   if (running) return { endpoint: running, started: false };
   spawnDaemon(env);

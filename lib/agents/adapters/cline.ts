@@ -19,9 +19,10 @@ function clineInput(input: unknown): unknown {
  * Pure: a Cline 3 hook payload as Claude-style fields. Its session is `sessionContext.rootSessionId`
  * (kept across prompts and reloads), its `taskId` changes with each run: the turn. A failed call is
  * `tool_result.error`, an output with `success: false` (a shell that exited non-zero), or
- * `postToolUse.success: false`.
+ * `postToolUse.success: false`. Any other payload (without Cline's `hookName`) unchanged.
  */
 function hookFilePayload(payload: Json): Json {
+  if (typeof payload.hookName !== 'string') return payload;
   const call = obj(payload.tool_call);
   const result = obj(payload.tool_result);
   const pre = obj(payload.preToolUse);
@@ -55,6 +56,6 @@ function hookFilePayload(payload: Json): Json {
 export const cline = {
   name: 'cline',
   title: 'Cline CLI',
-  payload: { projectDirEnv: [], normalize: (payload: Json) => (typeof payload.hookName === 'string' ? hookFilePayload(payload) : payload) },
+  payload: { projectDirEnv: [], normalize: hookFilePayload },
   output: { neutral: '{}\n', systemMessage: false },
 } as const satisfies AgentAdapter;

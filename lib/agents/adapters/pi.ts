@@ -1,7 +1,8 @@
 import { isPluginEnvelope, text, type AgentAdapter, type Json } from '../adapter.js';
 
 /**
- * Pure: an envelope hooks/pi-extension.js forwards, as hook fields (with sessionId, sessionFile and cwd from its ctx):
+ * Pure: an envelope hooks/pi-extension.js forwards as hook fields (with sessionId, sessionFile and cwd from its ctx);
+ * any other payload unchanged:
  *
  *   event                   phase          fields
  *   before_agent_start      turn-start     prompt; source of the `input` before it ("extension": injected)
@@ -11,6 +12,7 @@ import { isPluginEnvelope, text, type AgentAdapter, type Json } from '../adapter
  *   session_start           session-start  reason
  */
 function extensionEvent(envelope: Json): Json {
+  if (!isPluginEnvelope(envelope)) return envelope;
   const event = text(envelope.event) ?? '';
   const fields: Json = {
     hook_event_name: event,
@@ -42,6 +44,6 @@ function extensionEvent(envelope: Json): Json {
 export const pi = {
   name: 'pi',
   title: 'pi',
-  payload: { projectDirEnv: [], normalize: (payload: Json) => (isPluginEnvelope(payload) ? extensionEvent(payload) : payload) },
+  payload: { projectDirEnv: [], normalize: extensionEvent },
   output: { neutral: '', systemMessage: false },
 } as const satisfies AgentAdapter;

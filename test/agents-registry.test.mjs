@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ckpt, HOOK_SCRIPT, libPath, ROOT, sandbox } from './helpers.mjs';
 
 const { ADAPTERS, AGENT_ENV, adapterOf, neutralOutput } = await import(libPath('registry'));
+const { parseHookPayload } = await import(libPath('hook-payload'));
 const NAMES = ADAPTERS.map((a) => a.name);
 const ADAPTER_DIR = path.join(ROOT, 'lib', 'agents', 'adapters');
 
@@ -107,4 +108,49 @@ test('the entry script takes its agent lists from the registry: the variables it
     neutralCase[1].split('|'),
     NAMES.filter((n) => neutralOutput(n) === '{}\n'),
   );
+});
+
+test('every alias an adapter declares is read, by every parser; a canonical key wins over an alias', (t) => {
+  // The parsed event's property each payload field lands in.
+  const read = {
+    session: (e) => e.session,
+    turnKey: (e) => e.turnKey,
+    callId: (e) => e.callId,
+    tool: (e) => e.tool,
+    input: (e) => e.input,
+    cwd: (e) => e.cwd,
+    roots: (e) => e.workspaceRoot,
+    eventName: (e) => (e.failed ? 'Failure' : null),
+    error: (e) => e.error,
+    prompt: (e) => e.prompt,
+    transcript: (e) => e.transcript,
+    subagentId: (e) => e.subagent?.id,
+    subagentType: (e) => e.subagent?.type,
+  };
+  const value = { input: { file_path: 'a.txt' }, roots: ['/w'], eventName: 'PostToolUseFailure', subagentType: 'x' };
+  const expected = { input: 'a.txt', roots: '/w', eventName: 'Failure', subagentType: 'x' };
+  let seen = 0;
+  for (const adapter of ADAPTERS)
+    for (const [field, keys] of Object.entries(adapter.payload.aliases ?? {})) {
+      t.truthy(read[field], `${adapter.name} aliases an unknown field ${field}`);
+      const phase = field === 'prompt' ? 'turn-start' : 'post';
+      for (const key of keys)
+        for (const via of ['generic', 'claude', adapter.name]) {
+          const payload = { [key]: value[field] ?? 'v1', ...(field === 'subagentType' ? { agent_id: 's' } : {}) };
+          t.is(
+            read[field](parseHookPayload(via, phase, JSON.stringify(payload))),
+            expected[field] ?? 'v1',
+            `${adapter.name}'s ${key} via ${via}`,
+          );
+          seen++;
+        }
+    }
+  t.true(seen > 30, `aliases were tried (${seen})`);
+  const both = parseHookPayload(
+    'generic',
+    'post',
+    JSON.stringify({ thread_id: 'alias', session_id: 'canonical', toolCallId: 'c2', toolUseId: 'c1' }),
+  );
+  t.is(both.session, 'canonical');
+  t.is(both.callId, 'c1', 'the canonical key in camelCase comes before an alias');
 });

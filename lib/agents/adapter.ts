@@ -13,6 +13,25 @@ export type AgentEnv = Readonly<Record<string, string | undefined>>;
 /** A hook payload's JSON object. */
 export type Json = Record<string, unknown>;
 
+/**
+ * The facts a hook payload carries, each read from its canonical key (Claude Code's spelling, which most
+ * agents copy) or that key in camelCase, then from the adapters' aliases (hook-payload.ts).
+ */
+export type PayloadField =
+  | 'session'
+  | 'turnKey'
+  | 'callId'
+  | 'tool'
+  | 'input'
+  | 'cwd'
+  | 'roots'
+  | 'eventName'
+  | 'error'
+  | 'prompt'
+  | 'transcript'
+  | 'subagentId'
+  | 'subagentType';
+
 interface PayloadSpec {
   /** The variables that name the agent's project folder, first set wins; the entry script forwards them all. */
   readonly projectDirEnv: readonly string[];
@@ -22,6 +41,11 @@ interface PayloadSpec {
   readonly markers?: readonly string[];
   /** The agent also runs hooks wired for another agent (Claude Code's), so one event may arrive twice. */
   readonly runsOthersHooks?: boolean;
+  /**
+   * The agent's own spellings of a field, read after the canonical keys. Every payload is read by every
+   * adapter's aliases: an agent that runs others' hooks sends its own shape through their wiring.
+   */
+  readonly aliases?: Readonly<Partial<Record<PayloadField, readonly string[]>>>;
   /**
    * Pure: a payload of the agent's own shape (a plugin's envelope, a hook file's JSON) as the fields every
    * payload is read by (Claude Code's spellings, hook-payload.ts); the payload unchanged when it is not one.

@@ -1,33 +1,26 @@
 /**
- * Pure parsing of agent hook payloads. Each agent names the same facts
- * differently (as each agent's hook documentation names them, and as their real
- * CLIs send them in test/agents/):
+ * Pure parsing of agent hook payloads, the event engine every agent's hooks
+ * reach. Most agents copy Claude Code's payload (`session_id`, `prompt_id`,
+ * `tool_use_id`, `tool_name`, `tool_input` …); each field is read from that
+ * canonical key or its camelCase, then from the spellings the adapters declare
+ * as aliases (Cursor's `conversation_id`, Codex's `turn_id` …). An agent with
+ * a shape of its own (a plugin's envelope, Cline's hook files) is mapped to
+ * these fields first by its adapter's `normalize`.
  *
- *   agent    session                 turn            tool call     tool / input
- *   claude   session_id              prompt_id       tool_use_id   tool_name / tool_input
- *   codex    session_id              turn_id         tool_use_id   tool_name / tool_input
- *   gemini   session_id              —               —             tool_name / tool_input
- *   cursor   conversation_id         generation_id   tool_use_id   tool_name / tool_input
- *   copilot  sessionId | session_id  —               —             toolName / toolArgs (or tool_name / tool_input)
- *   qwen     session_id              prompt_id       tool_use_id   tool_name / tool_input (Claude's, copied)
- *   droid    session_id              —               —             tool_name / tool_input (Claude's, copied)
- *   cline    sessionContext.rootSessionId, taskId (the turn), tool_call.id: mapped first (adapters/cline.ts)
- *   opencode plugin events (and Kilo's, and pi's extension events), mapped to these fields first by their adapters
- *   generic  any of the above, plus Cline's taskId and Windsurf's trajectory_id / execution_id
- *
- * Cursor and Copilot also run hooks configured for Claude, with their own
- * payload shape, so every parser reads every spelling. Nothing here throws:
- * a payload that cannot be read yields an unattributed event with the reason.
+ * Agents that run others' hooks send their own shape through that wiring, so
+ * every payload is read with every alias. Nothing here throws: a payload that
+ * cannot be read yields an unattributed event with the reason.
  */
 
 import { oneLine } from '../model/text.js';
 import { redact } from '../model/redact.js';
 import { PHASES, type Phase } from '../model/phases.js';
-import type { AgentEnv } from './adapter.js';
+import type { AgentEnv, PayloadField } from './adapter.js';
 import {
   adapterOf,
   EXIT_CODE_TEXTS,
   isAgentName,
+  payloadAliases,
   pickAgentEnv,
   projectDirOf,
   runningAgent,
@@ -96,6 +89,32 @@ function pick(obj: Record<string, unknown>, ...keys: string[]): string | null {
   }
   return null;
 }
+
+/** Each field's canonical keys (Claude Code's spellings, which most agents copy); each one's camelCase is read too. */
+const CANONICAL: Record<PayloadField, readonly string[]> = {
+  session: ['session_id'],
+  turnKey: ['prompt_id'],
+  callId: ['tool_use_id'],
+  tool: ['tool_name'],
+  input: ['tool_input'],
+  cwd: ['cwd'],
+  roots: [],
+  eventName: ['hook_event_name'],
+  error: ['error', 'error_message'],
+  prompt: ['prompt'],
+  transcript: ['transcript_path'],
+  subagentId: ['agent_id'],
+  subagentType: ['agent_type'],
+};
+
+const camelCase = (key: string) => key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/** The keys a field is read from, first found wins: the canonical ones, then every adapter's aliases. */
+const KEYS = {} as Record<PayloadField, readonly string[]>;
+for (const [name, keys] of Object.entries(CANONICAL) as [PayloadField, readonly string[]][])
+  KEYS[name] = [...new Set([...keys.flatMap((k) => [k, camelCase(k)]), ...payloadAliases(name)])];
+
+const field = (payload: Record<string, unknown>, name: PayloadField) => pick(payload, ...KEYS[name]);
 
 /** Tool arguments may come as an object or as a JSON string (Copilot's toolArgs, Cline's parameters). */
 function asObject(v: unknown): Record<string, unknown> | null {
@@ -241,35 +260,28 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     }
   }
 
-  const session =
-    pick(payload, 'session_id', 'sessionId', 'conversation_id', 'conversationId', 'taskId', 'trajectory_id', 'thread_id') ??
-    sessionFromEnv(env);
-  const turnKey = pick(payload, 'prompt_id', 'turn_id', 'generation_id', 'turnId', 'generationId', 'execution_id');
-  const callId = pick(payload, 'tool_use_id', 'toolUseId', 'tool_call_id', 'toolCallId');
-  const tool = pick(payload, 'tool_name', 'toolName');
-  const inputSource = payload.tool_input ?? payload.toolArgs ?? payload.tool_args ?? payload.parameters;
+  const session = field(payload, 'session') ?? sessionFromEnv(env);
+  const turnKey = field(payload, 'turnKey');
+  const callId = field(payload, 'callId');
+  const tool = field(payload, 'tool');
+  const inputSource = KEYS.input.map((k) => payload[k]).find((v) => v !== undefined && v !== null);
   const input = summarizeInput(inputSource);
   const inputObject = asObject(inputSource);
   const targetPath = inputObject && !pick(inputObject, ...COMMAND_KEYS) ? pick(inputObject, ...PATH_KEYS) : null;
-  const roots = Array.isArray(payload.workspace_roots)
-    ? payload.workspace_roots
-    : Array.isArray(payload.workspaceRoots)
-      ? payload.workspaceRoots
-      : [];
+  const roots = KEYS.roots.map((k) => payload[k]).find(Array.isArray) ?? [];
   const projectDir = projectDirOf(agent, env);
-  const cwd = pick(payload, 'cwd', 'workspacePath');
-  const eventName = pick(payload, 'hook_event_name', 'hookEventName', 'hookName') ?? '';
+  const cwd = field(payload, 'cwd');
+  const eventName = field(payload, 'eventName') ?? '';
   const response =
     payload.tool_response && typeof payload.tool_response === 'object' ? (payload.tool_response as Record<string, unknown>) : {};
   // Gemini's tool_response.error is an object {type, message}.
   const responseError =
     str(response.error) ??
     (response.error && typeof response.error === 'object' ? pick(response.error as Record<string, unknown>, 'message', 'type') : null);
-  const errorText =
-    pick(payload, 'error', 'error_message', 'errorMessage') ?? (phase === 'post' ? (responseError ?? shellExitError(payload)) : null);
+  const errorText = field(payload, 'error') ?? (phase === 'post' ? (responseError ?? shellExitError(payload)) : null);
   const failed = phase === 'post' && (/failure$/i.test(eventName) || errorText !== null);
-  const agentId = pick(payload, 'agent_id', 'agentId');
-  const prompt = phase === 'turn-start' ? pick(payload, 'prompt', 'user_prompt', 'userPrompt') : null;
+  const agentId = field(payload, 'subagentId');
+  const prompt = phase === 'turn-start' ? field(payload, 'prompt') : null;
   return {
     agent,
     via,
@@ -284,8 +296,8 @@ export function parseHookPayload(agentArg: string, phaseArg: string, text: strin
     error: failed ? (firstLine(errorText) ?? 'failed') : null,
     targetPath,
     resultLine: phase === 'post' ? firstLine(str(payload.tool_response) ?? str(payload.tool_output)) : null,
-    subagent: agentId ? { id: agentId, type: pick(payload, 'agent_type', 'agentType') } : null,
-    transcript: pick(payload, 'transcript_path', 'transcriptPath'),
+    subagent: agentId ? { id: agentId, type: field(payload, 'subagentType') } : null,
+    transcript: field(payload, 'transcript'),
     prompt,
     // A subagent's prompt (OpenCode's task tool starts a child session with one) is not the user's turn.
     // pi says so of a message an extension sent (adapters/pi.ts); Qwen Code 0.15 sends UserPromptSubmit

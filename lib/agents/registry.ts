@@ -3,7 +3,7 @@
  * the entry script forwards and the daemon takes, the help) derives from it, and nothing
  * but this file imports an adapter; test/agents-registry.test.mjs keeps it so.
  */
-import type { AgentAdapter, AgentEnv } from './adapter.js';
+import type { AgentAdapter, AgentEnv, PayloadField } from './adapter.js';
 import { claude } from './adapters/claude.js';
 import { cline } from './adapters/cline.js';
 import { codex } from './adapters/codex.js';
@@ -45,6 +45,11 @@ const PAYLOAD_AGENTS: readonly AgentName[] = ADAPTERS.map((a) => a.name);
  * All of them are tried on every payload: an agent that runs others' hooks sends its own shape through their wiring.
  */
 export const EXIT_CODE_TEXTS: readonly RegExp[] = ADAPTERS.flatMap((a) => a.payload.exitCode ?? []);
+
+/** Pure: every adapter's aliases of a payload field, in the registry's order (read after the canonical keys). */
+export function payloadAliases(field: PayloadField): readonly string[] {
+  return ADAPTERS.flatMap((a) => a.payload.aliases?.[field] ?? []);
+}
 
 /** `git ckpt hook --help`'s words for its <agent> argument. */
 export function hookAgentHelp(): string {

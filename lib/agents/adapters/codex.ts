@@ -33,6 +33,6 @@ function failureInRollout(text: string, callId: string): string | null {
 export const codex = {
   name: 'codex',
   title: 'Codex CLI',
-  payload: { projectDirEnv: [], failureInTranscript: failureInRollout },
+  payload: { projectDirEnv: [], aliases: { turnKey: ['turn_id'] }, failureInTranscript: failureInRollout },
   output: { neutral: '', systemMessage: true },
 } as const satisfies AgentAdapter;

@@ -8,6 +8,11 @@ export const cursor = {
     projectDirEnv: ['CURSOR_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'],
     markers: ['CURSOR_VERSION', 'CURSOR_PROJECT_DIR'],
     runsOthersHooks: true,
+    aliases: {
+      session: ['conversation_id', 'conversationId'],
+      turnKey: ['generation_id', 'generationId'],
+      roots: ['workspace_roots', 'workspaceRoots'],
+    },
   },
   output: { neutral: '{}\n', systemMessage: false },
 } as const satisfies AgentAdapter;

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { userPath } from '../lib/model/paths.js';
 import { Workspace } from '../lib/workspace.js';
 import { CkptError } from '../lib/model/errors.js';
-import { HOOK_AGENTS, type HookAgent } from '../lib/agents/agent-config.js';
+import { HOOK_AGENTS, type AgentName } from '../lib/agents/registry.js';
 
 export interface GlobalArgs {
   C?: string[];
@@ -69,7 +69,7 @@ export function workspacePaths(ws: Workspace, argv: GlobalArgs, paths: string[])
 }
 
 /** The agents named by --agent (repeatable, comma-separated; none or `all` is every one). */
-export function agentsNamed<A extends HookAgent = HookAgent>(
+export function agentsNamed<A extends AgentName = AgentName>(
   named: string[] | undefined,
   known: readonly A[] = HOOK_AGENTS as readonly A[],
 ): A[] {

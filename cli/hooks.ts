@@ -2,15 +2,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Option, type Command } from 'commander';
-import { HOOK_AGENTS, type Scope } from '../lib/agents/agent-config.js';
+import type { Scope } from '../lib/agents/agent-config.js';
+import { agentTitles, HOOK_AGENTS, type AgentName } from '../lib/agents/registry.js';
 import {
   changeHooks,
-  claudeHasHttpHooks,
-  claudeVersion,
   gitStanding,
   hookStatusWithVerdict,
   hookTarget,
   httpTransport,
+  installedHasHttpHooks,
   type HookNotice,
 } from '../lib/agents/hooks-install.js';
 import { hasHttpHooks, type HttpTransport } from '../lib/agents/hook-specs.js';
@@ -29,12 +29,15 @@ interface HooksArgs extends GlobalArgs {
   json?: boolean;
 }
 
-/** HTTP hooks for the agents that have them: asked for, or (auto) when Claude Code has them and the daemon is on. */
-async function chosenHttp(transport: 'auto' | 'command' | 'http'): Promise<HttpTransport | undefined> {
+/** The agents that may have HTTP hooks to the daemon. */
+const HTTP_AGENTS = HOOK_AGENTS.filter(hasHttpHooks);
+
+/** HTTP hooks for the agents that have them: asked for, or (auto) when the installed agent has them and the daemon is on. */
+async function chosenHttp(transport: 'auto' | 'command' | 'http', agents: readonly AgentName[]): Promise<HttpTransport | undefined> {
   if (transport === 'command') return undefined;
   if (transport === 'auto') {
     const settings = await readUserSettings(process.env).catch(() => undefined);
-    if (!settings?.daemon || !claudeHasHttpHooks(claudeVersion())) return undefined;
+    if (!settings?.daemon || !agents.some((a) => installedHasHttpHooks(a))) return undefined;
   }
   return httpTransport(process.env);
 }
@@ -45,16 +48,14 @@ function projectRoot(argv: HooksArgs): string {
 
 export function define(command: Command): Command {
   return command
-    .description(
-      "install, uninstall or show git-ckpt's hooks in the agents (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI, Qwen Code, Droid, OpenCode, Kilo Code CLI, pi, Cline)",
-    )
+    .description(`install, uninstall or show git-ckpt's hooks in the agents (${agentTitles(HOOK_AGENTS)})`)
     .addArgument(new Argument('<action>').choices(['install', 'uninstall', 'status']))
     .option('--agent <agent>', `agent(s): ${HOOK_AGENTS.join(', ')}, or all (repeatable, or comma-separated)`, repeatable)
     .addOption(new Option('--scope <scope>', 'the project config (default) or your user config').choices(['project', 'user']))
     .addOption(
       new Option(
         '--transport <how>',
-        "Claude Code's tool events as HTTP hooks to the daemon, or commands (auto: HTTP when Claude Code has them and ckpt.daemon is on)",
+        `${agentTitles(HTTP_AGENTS)}'s tool events as HTTP hooks to the daemon, or commands (auto: HTTP when the installed agent has them and ckpt.daemon is on)`,
       )
         .choices(['auto', 'command', 'http'])
         .default('auto'),
@@ -118,7 +119,8 @@ async function runHooks(argv: HooksArgs): Promise<void> {
   }
   const scope = argv.scope ?? 'project';
   const root = scope === 'project' ? projectRoot(argv) : '';
-  const http = argv.action === 'install' && agents.some(hasHttpHooks) ? await chosenHttp(argv.transport ?? 'auto') : undefined;
+  const httpAgents = agents.filter(hasHttpHooks);
+  const http = argv.action === 'install' && httpAgents.length ? await chosenHttp(argv.transport ?? 'auto', httpAgents) : undefined;
   const results = await changeHooks(
     argv.action,
     agents.map((agent) => hookTarget(agent, scope, root)),

@@ -168,7 +168,7 @@ test('an OpenCode plugin reaches the daemon through its socket with no process; 
   writeFileSync(entry, `echo "$1 $2" >> ${JSON.stringify(spawned)}\nexec sh ${JSON.stringify(HOOK_SCRIPT)} "$@"\n`);
   const template = (name) => readFileSync(path.join(path.dirname(HOOK_SCRIPT), name), 'utf8');
   const plugin = path.join(box.base, 'git-ckpt.mjs');
-  writeFileSync(plugin, pluginText(template('plugin-transport.js'), template('opencode-plugin.js'), 'opencode', entry));
+  writeFileSync(plugin, pluginText(template('plugin-transport.js'), template('bus-plugin.js'), 'opencode', entry));
   // One tool call as OpenCode makes it: the pre awaited, the file written, the post left to finish on its own.
   const driver = path.join(box.base, 'driver.mjs');
   writeFileSync(

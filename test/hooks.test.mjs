@@ -42,7 +42,7 @@ import {
 const ENTRY = path.join(ROOT, 'hooks', 'git-ckpt-hook');
 const install = {
   ...(await import(libPath('hook-specs'))),
-  ...(await import(libPath('agent-config'))),
+  ...(await import(libPath('registry'))),
 };
 const _payloads = await import(libPath('hook-payload'));
 const address = await import(libPath('address'));
@@ -55,7 +55,7 @@ function hook(box, agent, phase, payload, { env = {}, cwd = box.ws, script = ENT
 
 /** The command our handler for `event` runs, as the installed config holds it. */
 function installedCommand(config, agent, event) {
-  const spec = install.AGENT_SPECS[agent];
+  const spec = install.configWiring(agent);
   for (const item of config.hooks?.[event] ?? []) {
     for (const handler of spec.layout === 'nested' ? (item.hooks ?? []) : [item]) {
       const command = handler[spec.commandKey];
@@ -745,7 +745,7 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     t.is(r.code, 0, r.stderr);
     const [result] = JSON.parse(r.stdout);
     t.true(result.changed);
-    t.is(result.events.length, install.AGENT_SPECS[agent].events.length);
+    t.is(result.events.length, install.configWiring(agent).events.length);
     const merged = JSON.parse(readFileSync(file, 'utf8'));
     if (config) {
       t.deepEqual(JSON.parse(readFileSync(result.backup, 'utf8')), config, `${agent}: backup of the previous content`);
@@ -762,14 +762,14 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     t.deepEqual(readFileSync(file), bytes, `${agent}: installing twice adds nothing`);
     t.deepEqual(
       install.wiredEvents(merged, agent),
-      install.AGENT_SPECS[agent].events.map((e) => e.event),
+      install.configWiring(agent).events.map((e) => e.event),
       `${agent}: every event is wired`,
     );
     // The installed command runs the real entry script and stays neutral: take the post handler's
     // command from the config as written, run it through a shell as the agent does, and a checkpoint
     // attributed to this agent appears with the change.
     const c = AGENT_CASES[agent];
-    const postEvent = install.AGENT_SPECS[agent].events.find((e) => e.phase === 'post').event;
+    const postEvent = install.configWiring(agent).events.find((e) => e.phase === 'post').event;
     const command = installedCommand(merged, agent, postEvent);
     t.true(command?.includes(ENTRY), `${agent}: the command names the shipped entry script: ${command}`);
     write(box, `by-${agent}.txt`, `${agent}\n`);

@@ -1,4 +1,4 @@
-// The in-process agents' plugin (hooks/opencode-plugin.js, for OpenCode and Kilo) fed the events the real
+// The in-process agents' plugin (hooks/bus-plugin.js, for OpenCode and Kilo) fed the events the real
 // OpenCode 1.18.33 gave a probe plugin (test/fixtures/opencode-1.18.33), and what git-ckpt reads from
 // what it forwards: one payload layer, the real plugin code, no agent needed.
 import test from 'ava';
@@ -14,7 +14,7 @@ const { pluginText, isOurPlugin, pluginEntry } = await import(libPath('plugin-sp
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'opencode-1.18.33', 'plugin-events.jsonl');
 const template = (name) => readFileSync(path.join(ROOT, 'hooks', name), 'utf8');
 const TRANSPORT = template('plugin-transport.js');
-const ADAPTER = { opencode: template('opencode-plugin.js'), kilo: template('opencode-plugin.js'), pi: template('pi-extension.js') };
+const ADAPTER = { opencode: template('bus-plugin.js'), kilo: template('bus-plugin.js'), pi: template('pi-extension.js') };
 const SESSION = 'ses_dcd96a268ffeyfUlCMVpc45KBG';
 
 /**

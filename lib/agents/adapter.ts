@@ -2,10 +2,13 @@
  * What git-ckpt knows of one agent, held in one pure file per agent
  * (`adapters/<name>.ts`) and read by agent-neutral engines through
  * `registry.ts`, never by an agent's name. So far it holds the variables a
- * hook's environment carries, what a hook prints and the payload's quirks;
- * wiring, trust, MCP, resume and transcripts join it as their engines learn
- * to read adapters (docs/research/adapters-plan.md, issue 34).
+ * hook's environment carries, what a hook prints, the payload's quirks and
+ * how hooks are wired into the agent; trust, MCP, resume and transcripts join
+ * it as their engines learn to read adapters (docs/research/adapters-plan.md,
+ * issue 34).
  */
+import path from 'node:path';
+import type { Phase } from '../model/phases.js';
 
 /** An environment as parsing may read it: only the variables the adapters name (registry.ts `pickAgentEnv`). */
 export type AgentEnv = Readonly<Record<string, string | undefined>>;
@@ -61,6 +64,75 @@ interface PayloadSpec {
   readonly missingPostFailure?: string;
 }
 
+export type Scope = 'project' | 'user';
+
+/** One of the agent's hook events, with the phase git-ckpt reads it as. */
+export interface EventWiring {
+  readonly event: string;
+  readonly phase: Phase;
+  /** Tool events: the agent's matcher for the tools that can change files (every tool where it has no such syntax). */
+  readonly tools?: boolean;
+}
+
+/** Where a file (or folder) of git-ckpt's wiring is: relative to the project's root, and the user's one. */
+export interface Place {
+  readonly project: string;
+  /** From the environment (an agent's own home variable) and the home directory, absolute. */
+  readonly user: (env: Readonly<Record<string, string | undefined>>, home: string) => string;
+}
+
+/** Hooks in the agent's JSON config file, one handler of ours per event, merged among the user's own (hook-specs.ts). */
+export interface ConfigWiring {
+  readonly kind: 'config';
+  readonly file: Place;
+  /**
+   * The project file the team shares (commits) when `file.project` is the user's own one beside it
+   * (`settings.json` beside `settings.local.json`). Nothing of ours goes there: our handlers name this
+   * user's script, port and token variable. An older git-ckpt wired the project there, with the daemon
+   * token; install and uninstall take ours and the token out of it.
+   */
+  readonly sharedProjectFile?: string;
+  /** `nested`: event → [{matcher, hooks: [handler]}]; `flat`: event → [handler]. */
+  readonly layout: 'nested' | 'flat';
+  /** Keys a new file starts with. */
+  readonly skeleton: Json;
+  /**
+   * The matcher of tool events (nested layout): every tool but the read-only ones, where the agent's matcher
+   * is a JavaScript regular expression (`allToolsBut`). A tool not in the list stays wired, the safe side;
+   * edits made while a read-only tool ran are caught by the next mutating call's pre hook or by the turn's end.
+   */
+  readonly toolMatcher?: string;
+  readonly events: readonly EventWiring[];
+  readonly handler: (command: string, phase: Phase, event: string) => Json;
+  /** Where the command string lives in a handler. */
+  readonly commandKey: string;
+  /**
+   * The agent also has HTTP hooks: these events may be POSTed straight to the daemon, with the daemon token
+   * taken from the `env` of the user's own config file (`file.user`), never a project's. From version `since`,
+   * as `versionCommand --version` prints it.
+   */
+  readonly http?: { readonly events: readonly string[]; readonly versionCommand: string; readonly since: string };
+}
+
+/** A file of ours in the agent's plugin folder: the shipped transport and this template, the entry script written in. */
+export interface PluginWiring {
+  readonly kind: 'plugin';
+  readonly file: Place;
+  /** The agent's template in hooks/. */
+  readonly template: string;
+  /** The agent's events the plugin hands on, with their phase: what `hooks status` lists as wired. */
+  readonly events: readonly EventWiring[];
+}
+
+/** An executable of ours per event in the agent's hook folder (`file`), each named after its event. */
+interface HookFilesWiring {
+  readonly kind: 'hook-files';
+  readonly file: Place;
+  readonly events: readonly EventWiring[];
+}
+
+export type Wiring = ConfigWiring | PluginWiring | HookFilesWiring;
+
 export interface AgentAdapter<N extends string = string> {
   readonly name: N;
   /** The agent's name for people. */
@@ -71,6 +143,8 @@ export interface AgentAdapter<N extends string = string> {
    * when stdout is empty), and whether the agent shows a hook's `systemMessage` to the user.
    */
   readonly output: { readonly neutral: '' | '{}\n'; readonly systemMessage: boolean };
+  /** How `hooks install` wires git-ckpt into the agent; none for the neutral protocol. */
+  readonly wiring?: Wiring;
 }
 
 // The kit: what adapters share, named by shape and never by agent.
@@ -83,6 +157,103 @@ export function obj(v: unknown): Json {
 /** A JSON value as a non-empty string, or null. */
 export function text(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
+}
+
+/** How long an agent waits for one hook of ours, in seconds (a hook never takes that long: it records and goes). */
+export const HOOK_TIMEOUT_S = 30;
+
+/**
+ * A file under the home directory (`rel`), or `file` in the folder the agent's own variable names when it is
+ * set (`CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME` …).
+ */
+export function userFile(rel: string, override?: { variable: string; file: string }): Place['user'] {
+  return (env, home) => {
+    const folder = override ? env[override.variable] : undefined;
+    return folder ? path.join(path.resolve(folder), override!.file) : path.join(home, rel);
+  };
+}
+
+/** Pure: a JavaScript regular expression that matches every tool name but these (the read-only ones). */
+export function allToolsBut(readOnly: readonly string[]): string {
+  return `^(?!(?:${readOnly.join('|')})$)`;
+}
+
+/**
+ * Claude Code's hooks, which most agents copied: `hooks` in a settings file, event → [{matcher, hooks}],
+ * PreToolUse … SessionStart. Post hooks run in the background (`async`): the agent waits only for the pre
+ * hook. The next pre, the prompt and the turn's end are synchronous and take a post that has not come yet as
+ * that call's (turns.ts), so a post killed at the session's end loses nothing. A failed call's post stays
+ * synchronous: its error is recorded on its own checkpoint, before the turn ends. An agent that tells a shell's
+ * exit status only in its post (`asyncPost: false`) keeps it synchronous, or a background post would land after
+ * the next call took its changes.
+ */
+export function settingsHooks(o: {
+  file: Place;
+  sharedProjectFile?: string;
+  /** The agent fires PostToolUseFailure for a failed call. */
+  failureEvent: boolean;
+  toolMatcher: string;
+  timeoutUnit: 's' | 'ms';
+  asyncPost: boolean;
+  skeleton?: Json;
+  http?: ConfigWiring['http'];
+}): ConfigWiring {
+  const timeout = o.timeoutUnit === 'ms' ? HOOK_TIMEOUT_S * 1000 : HOOK_TIMEOUT_S;
+  return {
+    kind: 'config',
+    file: o.file,
+    ...(o.sharedProjectFile ? { sharedProjectFile: o.sharedProjectFile } : {}),
+    layout: 'nested',
+    skeleton: o.skeleton ?? {},
+    toolMatcher: o.toolMatcher,
+    events: [
+      { event: 'PreToolUse', phase: 'pre', tools: true },
+      { event: 'PostToolUse', phase: 'post', tools: true },
+      ...(o.failureEvent ? [{ event: 'PostToolUseFailure', phase: 'post' as const, tools: true }] : []),
+      { event: 'UserPromptSubmit', phase: 'turn-start' },
+      { event: 'Stop', phase: 'turn-end' },
+      { event: 'SubagentStop', phase: 'subagent-end' },
+      { event: 'SessionStart', phase: 'session-start' },
+    ],
+    handler: (command, _phase, event) => ({
+      type: 'command',
+      command,
+      timeout,
+      ...(o.asyncPost && event === 'PostToolUse' ? { async: true } : {}),
+    }),
+    commandKey: 'command',
+    ...(o.http ? { http: o.http } : {}),
+  };
+}
+
+/**
+ * Cursor's hooks, which Copilot CLI copied: a versioned file whose `hooks` map each event straight to a list
+ * of handlers (no matchers: every tool is hooked), camelCase events of which only the prompt's and the turn's
+ * end differ; `commandKey` names where `handler` puts the command.
+ */
+export function flatHooks(o: {
+  file: Place;
+  names: { prompt: string; stop: string };
+  commandKey: string;
+  handler: (command: string) => Json;
+}): ConfigWiring {
+  return {
+    kind: 'config',
+    file: o.file,
+    layout: 'flat',
+    skeleton: { version: 1 },
+    events: [
+      { event: 'preToolUse', phase: 'pre' },
+      { event: 'postToolUse', phase: 'post' },
+      { event: 'postToolUseFailure', phase: 'post' },
+      { event: o.names.prompt, phase: 'turn-start' },
+      { event: o.names.stop, phase: 'turn-end' },
+      { event: 'subagentStop', phase: 'subagent-end' },
+      { event: 'sessionStart', phase: 'session-start' },
+    ],
+    handler: o.handler,
+    commandKey: o.commandKey,
+  };
 }
 
 /** Pure: whether a payload is a plugin envelope (an `event` name and what came with it), not a hook's own JSON. */
@@ -100,8 +271,24 @@ function unquote(prompt: string): string {
   return trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1) : prompt;
 }
 
+/** The plugin of the bus OpenCode 1 and its fork Kilo share (hooks/bus-plugin.js), in the agent's plugin folder. */
+export function busPlugin(file: Place): PluginWiring {
+  return {
+    kind: 'plugin',
+    file,
+    template: 'bus-plugin.js',
+    events: [
+      { event: 'tool.execute.before', phase: 'pre' },
+      { event: 'tool.execute.after', phase: 'post' },
+      { event: 'chat.message', phase: 'turn-start' },
+      { event: 'session.idle', phase: 'turn-end' },
+      { event: 'session.created', phase: 'session-start' },
+    ],
+  };
+}
+
 /**
- * Pure: an envelope of the plugin bus OpenCode 1 and its fork Kilo share (hooks/opencode-plugin.js forwards
+ * Pure: an envelope of the plugin bus OpenCode 1 and its fork Kilo share (hooks/bus-plugin.js forwards
  * each event as it came) as hook fields; any other payload unchanged (a `normalize` as it is):
  *
  *   event                   phase          fields

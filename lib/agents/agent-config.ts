@@ -8,16 +8,8 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, realpathS
 import path from 'node:path';
 import { CkptError } from '../model/errors.js';
 import { storeRoot, writeFileAtomic } from '../store/store.js';
-import { PLUGIN_AGENTS, type PluginAgent } from './plugin-specs.js';
 
-/** The agents wired through their JSON hook config. */
-export type ConfigAgent = 'claude' | 'codex' | 'gemini' | 'cursor' | 'copilot' | 'qwen' | 'droid';
-/** @public (tests use it) */
-export const CONFIG_AGENTS: readonly ConfigAgent[] = ['claude', 'codex', 'gemini', 'cursor', 'copilot', 'qwen', 'droid'];
-/** Every agent `hooks install` wires: the config agents, and those wired through a plugin file (plugin-specs.ts). */
-export type HookAgent = ConfigAgent | PluginAgent;
-export const HOOK_AGENTS: readonly HookAgent[] = [...CONFIG_AGENTS, ...PLUGIN_AGENTS];
-export type Scope = 'project' | 'user';
+export type { Scope } from './adapter.js';
 
 /** A parsed JSON config. */
 export type Json = Record<string, unknown>;

@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { isObject, type HookAgent, type Json, type Scope } from './agent-config.js';
+import { isObject, type Json, type Scope } from './agent-config.js';
+import { adapterOf, type AgentName } from './registry.js';
 
 export interface RunVerdict {
   /** yes: the agent runs them; no: it will not until the step is taken; unknown: cannot be read from here. */
@@ -425,7 +426,7 @@ function pluginCheck(agent: 'opencode' | 'kilo', scope: Scope): RunVerdict {
 
 /** Whether `agent` will run our hooks wired in `hooksFile` at `scope`. */
 export async function willRunHooks(
-  agent: HookAgent,
+  agent: AgentName,
   scope: Scope,
   projectRoot: string | null,
   hooksFile: string,
@@ -464,5 +465,7 @@ export async function willRunHooks(
         runs: 'yes',
         reason: `pi loads every extension in ${scope === 'project' ? '.pi/extensions' : 'its agent folder’s extensions/'} when it starts, with no trust step (a running pi picks it up at its next start or /reload)`,
       };
+    default:
+      return { runs: 'unknown', reason: `git-ckpt cannot tell whether ${adapterOf(agent).title} runs the hooks wired for it` };
   }
 }

@@ -1,217 +1,20 @@
 /**
- * Pure: each agent's hook wiring as data (its config file, layout, events and
- * handler shape), and the merge that adds one handler per event, recognised by
- * the entry script's name, keeping every other setting and hook as it was.
+ * Pure: the merge that wires an agent's JSON hook config (its adapter's
+ * `wiring`: file, layout, events and handler shape), one handler per event,
+ * recognised by the entry script's name, keeping every other setting and hook
+ * as it was.
  * Installing twice changes nothing. The daemon token Claude Code's HTTP hooks
  * send is set and cleared apart from the handlers: it lives in the user's own
  * settings only, never in a project file (hooks-install.ts decides where).
  */
 import { CkptError } from '../model/errors.js';
 import type { Phase } from '../model/phases.js';
-import { isObject, type ConfigAgent, type HookAgent, type Json, type Scope } from './agent-config.js';
+import { HOOK_TIMEOUT_S, type ConfigWiring, type EventWiring } from './adapter.js';
+import { isObject, type Json } from './agent-config.js';
+import { adapterOf, configWiring } from './registry.js';
 
 /** The entry script's file name: how our handlers are recognised in any config. */
 export const ENTRY_NAME = 'git-ckpt-hook';
-
-interface EventWiring {
-  event: string;
-  phase: Phase;
-  /** Tool events: the agent's matcher for the tools that can change files (every tool where it has no such syntax). */
-  tools?: boolean;
-}
-
-interface AgentSpec {
-  /** Config file, relative to the project root or to the home directory. */
-  file: Record<Scope, string>;
-  /**
-   * The project file the team shares (commits) when `file.project` is the user's own one beside it
-   * (Claude Code's `.claude/settings.json` beside `settings.local.json`). Nothing of ours goes there:
-   * our handlers name this user's script, port and token variable. An older git-ckpt wired the
-   * project there, with the daemon token; install and uninstall take ours and the token out of it.
-   */
-  sharedProjectFile?: string;
-  /** `nested`: event → [{matcher, hooks: [handler]}] (Claude, Codex, Gemini); `flat`: event → [handler]. */
-  layout: 'nested' | 'flat';
-  /** Keys a new file starts with. */
-  skeleton: Record<string, unknown>;
-  /**
-   * The matcher of tool events (nested layout): every tool but the read-only ones,
-   * where the agent's matcher is a JavaScript regular expression. A tool not in
-   * the list stays wired, the safe side; edits made while a read-only tool ran
-   * are caught by the next mutating call's pre hook or by the turn's end.
-   */
-  toolMatcher?: string;
-  events: EventWiring[];
-  handler(command: string, phase: Phase, event: string): Record<string, unknown>;
-  /** Where the command string lives in a handler. */
-  commandKey: string;
-}
-
-const TIMEOUT_S = 30;
-
-/** Pure: a JavaScript regular expression that matches every tool name but these. */
-function allToolsBut(readOnly: readonly string[]): string {
-  return `^(?!(?:${readOnly.join('|')})$)`;
-}
-
-/** Tools that cannot change files, by agent (hooks/README.md lists them). */
-const READ_ONLY_TOOLS = {
-  claude: [
-    'Read',
-    'Glob',
-    'Grep',
-    'LS',
-    'WebFetch',
-    'WebSearch',
-    'TodoWrite',
-    'TodoRead',
-    'NotebookRead',
-    'ExitPlanMode',
-    'EnterPlanMode',
-    'AskUserQuestion',
-    'BashOutput',
-    'TaskOutput',
-    'TaskList',
-    'TaskGet',
-    'ListMcpResourcesTool',
-    'ReadMcpResourceTool',
-    'ToolSearch',
-  ],
-  gemini: [
-    'read_file',
-    'read_many_files',
-    'glob',
-    'grep_search',
-    'search_file_content',
-    'list_directory',
-    'web_fetch',
-    'google_web_search',
-    'write_todos',
-    'ask_user',
-    'get_internal_docs',
-    'enter_plan_mode',
-    'exit_plan_mode',
-  ],
-  droid: ['Read', 'LS', 'Grep', 'Glob', 'TodoWrite', 'WebSearch', 'FetchUrl'],
-} as const;
-
-/** Claude Code's event names and layout, which Codex copied (without PostToolUseFailure). */
-function claudeStyle(file: Record<Scope, string>, withFailure: boolean, toolMatcher: string): AgentSpec {
-  return {
-    file,
-    layout: 'nested',
-    skeleton: {},
-    toolMatcher,
-    events: [
-      { event: 'PreToolUse', phase: 'pre', tools: true },
-      { event: 'PostToolUse', phase: 'post', tools: true },
-      ...(withFailure ? [{ event: 'PostToolUseFailure', phase: 'post' as const, tools: true }] : []),
-      { event: 'UserPromptSubmit', phase: 'turn-start' },
-      { event: 'Stop', phase: 'turn-end' },
-      { event: 'SubagentStop', phase: 'subagent-end' },
-      { event: 'SessionStart', phase: 'session-start' },
-    ],
-    // Post hooks run in the background (`async`): the agent waits only for the pre hook. The next
-    // pre, the prompt and the turn's end are synchronous and take a post that has not come yet as
-    // that call's (turns.ts), so a post killed at the session's end loses nothing.
-    // A failed call's post stays synchronous: its error is recorded on its own checkpoint, before the turn ends.
-    handler: (command, _phase, event) => ({
-      type: 'command',
-      command,
-      timeout: TIMEOUT_S,
-      ...(event === 'PostToolUse' ? { async: true } : {}),
-    }),
-    commandKey: 'command',
-  };
-}
-
-/**
- * Cursor's event names and layout, which Copilot CLI copied: a versioned file whose `hooks` map each
- * event straight to a list of handlers (no matchers: every tool is hooked), camelCase events of which
- * only the prompt's and the turn's end differ; `commandKey` names where `handler` puts the command.
- */
-function flatStyle(
-  file: Record<Scope, string>,
-  names: { prompt: string; stop: string },
-  commandKey: string,
-  handler: (command: string) => Record<string, unknown>,
-): AgentSpec {
-  return {
-    file,
-    layout: 'flat',
-    skeleton: { version: 1 },
-    events: [
-      { event: 'preToolUse', phase: 'pre' },
-      { event: 'postToolUse', phase: 'post' },
-      { event: 'postToolUseFailure', phase: 'post' },
-      { event: names.prompt, phase: 'turn-start' },
-      { event: names.stop, phase: 'turn-end' },
-      { event: 'subagentStop', phase: 'subagent-end' },
-      { event: 'sessionStart', phase: 'session-start' },
-    ],
-    handler,
-    commandKey,
-  };
-}
-
-/** @public (tests use it) */
-export const AGENT_SPECS: Record<ConfigAgent, AgentSpec> = {
-  // Claude Code's project settings are two files: `settings.json`, which teams commit, and
-  // `settings.local.json`, the user's own (Claude Code has git ignore it). Ours go in the user's.
-  claude: {
-    ...claudeStyle({ project: '.claude/settings.local.json', user: '.claude/settings.json' }, true, allToolsBut(READ_ONLY_TOOLS.claude)),
-    sharedProjectFile: '.claude/settings.json',
-  },
-  // Codex has no PostToolUseFailure (its PostToolUse also fires after a failed shell command), and
-  // hooks only its shell, apply_patch and MCP tools; its matcher is a Rust regex, without look-ahead.
-  codex: claudeStyle({ project: '.codex/hooks.json', user: '.codex/hooks.json' }, false, '*'),
-  gemini: {
-    file: { project: '.gemini/settings.json', user: '.gemini/settings.json' },
-    layout: 'nested',
-    skeleton: {},
-    toolMatcher: allToolsBut(READ_ONLY_TOOLS.gemini),
-    events: [
-      { event: 'BeforeTool', phase: 'pre', tools: true },
-      { event: 'AfterTool', phase: 'post', tools: true },
-      { event: 'BeforeAgent', phase: 'turn-start' },
-      { event: 'AfterAgent', phase: 'turn-end' },
-      { event: 'SessionStart', phase: 'session-start' },
-    ],
-    // Gemini's timeout is in milliseconds.
-    handler: (command, phase) => ({ name: `git-ckpt-${phase}`, type: 'command', command, timeout: TIMEOUT_S * 1000 }),
-    commandKey: 'command',
-  },
-  cursor: flatStyle(
-    { project: '.cursor/hooks.json', user: '.cursor/hooks.json' },
-    { prompt: 'beforeSubmitPrompt', stop: 'stop' },
-    'command',
-    (command) => ({ command, timeout: TIMEOUT_S }),
-  ),
-  // Qwen Code copied Claude Code's events and payloads; its timeouts are in milliseconds (0.15; later
-  // versions read a value of 1000 or more as milliseconds still), its settings carry a `$version` it
-  // would otherwise write back itself. Tool names are matched with aliases and unanchored regexps: all.
-  // Its PostToolUse stays synchronous: a shell that exited non-zero is reported only there (`Exit Code:
-  // 3` in its text), and a background post would land after the next call took its changes.
-  qwen: {
-    ...claudeStyle({ project: '.qwen/settings.json', user: '.qwen/settings.json' }, true, '*'),
-    skeleton: { $version: 4 },
-    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S * 1000 }),
-  },
-  // Factory's Droid copied Claude Code's hooks (no PostToolUseFailure: a failed tool fires no post at all,
-  // and the next call's pre takes what it changed). `.factory/settings.json` `hooks`; a `hooks.json`
-  // next to it replaces the same events, so ours live in settings.json. Its PostToolUse stays
-  // synchronous: a shell's exit status is told only there.
-  droid: {
-    ...claudeStyle({ project: '.factory/settings.json', user: '.factory/settings.json' }, false, allToolsBut(READ_ONLY_TOOLS.droid)),
-    handler: (command) => ({ type: 'command', command, timeout: TIMEOUT_S }),
-  },
-  copilot: flatStyle(
-    { project: '.github/hooks/git-ckpt.json', user: '.copilot/hooks/git-ckpt.json' },
-    { prompt: 'userPromptSubmitted', stop: 'agentStop' },
-    'bash',
-    (command) => ({ type: 'command', bash: command, timeoutSec: TIMEOUT_S }),
-  ),
-};
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -223,7 +26,7 @@ function shellQuote(s: string): string {
  * an error the agent acts on (Gemini denies a tool on exit 127 with stderr).
  * @public (tests use it)
  */
-export function hookCommand(script: string, agent: HookAgent, phase: Phase): string {
+export function hookCommand(script: string, agent: string, phase: Phase): string {
   // A bare name is the installed command, looked up on PATH (an npm bin link carries the exec bit).
   const run = script.includes('/') ? `sh ${shellQuote(script)}` : script;
   return `${run} ${agent} ${phase} 2>/dev/null || true`;
@@ -247,23 +50,19 @@ export interface HttpTransport {
 /** @public (tests use it) */
 export const TOKEN_VARIABLE = 'GIT_CKPT_TOKEN';
 const TOKEN_HEADER = 'X-Ckpt-Token';
-/** The agents with HTTP hooks, and the events that use them. */
-const HTTP_EVENTS: Partial<Record<HookAgent, ReadonlySet<string>>> = {
-  claude: new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStop']),
-};
-
 /** Whether this agent's hooks can be HTTP hooks. */
-export function hasHttpHooks(agent: HookAgent): boolean {
-  return HTTP_EVENTS[agent] !== undefined;
+export function hasHttpHooks(agent: string): boolean {
+  const wiring = adapterOf(agent).wiring;
+  return wiring?.kind === 'config' && wiring.http !== undefined;
 }
 
-function httpHandler(http: HttpTransport, agent: ConfigAgent, phase: Phase): Record<string, unknown> {
+function httpHandler(http: HttpTransport, agent: string, phase: Phase): Record<string, unknown> {
   return {
     type: 'http',
     url: `http://127.0.0.1:${http.port}/hook/${agent}/${phase}`,
     headers: { [TOKEN_HEADER]: `$${TOKEN_VARIABLE}` },
     allowedEnvVars: [TOKEN_VARIABLE],
-    timeout: TIMEOUT_S,
+    timeout: HOOK_TIMEOUT_S,
   };
 }
 
@@ -293,24 +92,24 @@ export function withoutToken(config: Json): Json {
 }
 
 /** Pure: whether a config holds nothing but the keys a new file of this agent starts with (ours all gone). */
-export function isEmptyConfig(config: Json, agent: ConfigAgent): boolean {
-  return Object.keys(config).every((k) => k in AGENT_SPECS[agent].skeleton);
+export function isEmptyConfig(config: Json, agent: string): boolean {
+  return Object.keys(config).every((k) => k in configWiring(agent).skeleton);
 }
 
-function isOurs(handler: unknown, spec: AgentSpec): boolean {
+function isOurs(handler: unknown, spec: ConfigWiring): boolean {
   if (!isObject(handler)) return false;
   if (handler.type === 'http') return isObject(handler.headers) && TOKEN_HEADER in handler.headers;
   return typeof handler[spec.commandKey] === 'string' && (handler[spec.commandKey] as string).includes(ENTRY_NAME);
 }
 
 /** The handlers a list item holds: the item itself (flat layout) or its `hooks` (nested). */
-function handlersOf(item: unknown, spec: AgentSpec): unknown[] {
+function handlersOf(item: unknown, spec: ConfigWiring): unknown[] {
   if (spec.layout === 'flat') return [item];
   return isObject(item) && Array.isArray(item.hooks) ? item.hooks : [];
 }
 
 /** How many of our handlers a list item holds. */
-function oursIn(item: unknown, spec: AgentSpec): number {
+function oursIn(item: unknown, spec: ConfigWiring): number {
   return handlersOf(item, spec).filter((h) => isOurs(h, spec)).length;
 }
 
@@ -331,8 +130,8 @@ function eventList(hooks: Json, event: string, file: string): unknown[] {
  * Pure: the config without any of our handlers (other hooks and groups kept as they were); the
  * daemon token, which other configs' HTTP hooks may read, is `withoutToken`'s. @public (tests use it)
  */
-export function removeHooks(config: Json, agent: ConfigAgent, file = 'config'): Json {
-  const spec = AGENT_SPECS[agent];
+export function removeHooks(config: Json, agent: string, file = 'config'): Json {
+  const spec = configWiring(agent);
   const hooks = hooksTable(config, file);
   const next: Json = {};
   for (const [event, value] of Object.entries(hooks)) {
@@ -361,9 +160,9 @@ export function removeHooks(config: Json, agent: ConfigAgent, file = 'config'): 
   return out;
 }
 
-function desiredEntry(spec: AgentSpec, agent: ConfigAgent, wiring: EventWiring, script: string, http?: HttpTransport): unknown {
+function desiredEntry(spec: ConfigWiring, agent: string, wiring: EventWiring, script: string, http?: HttpTransport): unknown {
   const handler =
-    http && HTTP_EVENTS[agent]?.has(wiring.event)
+    http && spec.http?.events.includes(wiring.event)
       ? httpHandler(http, agent, wiring.phase)
       : spec.handler(hookCommand(script, agent, wiring.phase), wiring.phase, wiring.event);
   if (spec.layout === 'flat') return handler;
@@ -375,8 +174,8 @@ function desiredEntry(spec: AgentSpec, agent: ConfigAgent, wiring: EventWiring, 
  * `http`, the agent's tool events as HTTP hooks to the daemon (their token is
  * `withToken`'s, in the user's settings). @public (tests use it)
  */
-export function mergeHooks(config: Json, agent: ConfigAgent, script: string, file = 'config', http?: HttpTransport): Json {
-  const spec = AGENT_SPECS[agent];
+export function mergeHooks(config: Json, agent: string, script: string, file = 'config', http?: HttpTransport): Json {
+  const spec = configWiring(agent);
   const table = hooksTable(config, file);
   for (const w of spec.events) eventList(table, w.event, file);
   const viaHttp = http && hasHttpHooks(agent) ? http : undefined;
@@ -388,8 +187,8 @@ export function mergeHooks(config: Json, agent: ConfigAgent, script: string, fil
 }
 
 /** Pure: how each wired event reaches git-ckpt: `http` (to the daemon) or `command`. @public (tests use it) */
-export function transports(config: Json, agent: ConfigAgent): Record<string, 'http' | 'command'> {
-  const spec = AGENT_SPECS[agent];
+export function transports(config: Json, agent: string): Record<string, 'http' | 'command'> {
+  const spec = configWiring(agent);
   const out: Record<string, 'http' | 'command'> = {};
   if (!isObject(config.hooks)) return out;
   for (const w of spec.events) {
@@ -402,13 +201,13 @@ export function transports(config: Json, agent: ConfigAgent): Record<string, 'ht
 }
 
 /** Pure: the events where our handler is wired (whatever script path it names). @public (tests use it) */
-export function wiredEvents(config: Json, agent: ConfigAgent): string[] {
+export function wiredEvents(config: Json, agent: string): string[] {
   return Object.keys(transports(config, agent));
 }
 
 /** Pure: whether every event carries exactly the wanted handler, once. */
-function isWired(config: Json, agent: ConfigAgent, script: string, http?: HttpTransport): boolean {
-  const spec = AGENT_SPECS[agent];
+function isWired(config: Json, agent: string, script: string, http?: HttpTransport): boolean {
+  const spec = configWiring(agent);
   if (!isObject(config.hooks)) return false;
   const hooks = config.hooks;
   let ours = 0;

@@ -19,19 +19,9 @@ import { storeRoot } from '../store/store.js';
 import { storeWorkspace } from '../store/stores.js';
 import { git, versionBelow } from '../git/runner.js';
 import type { RunVerdict } from './agent-trust.js';
+import { backUp, readConfig, readConfigText, writeConfigText, type Json, type Scope } from './agent-config.js';
+import { fileWiring, isOurPlugin, pluginEntry, pluginFiles, PLUGIN_TRANSPORT } from './plugin-specs.js';
 import {
-  backUp,
-  readConfig,
-  readConfigText,
-  writeConfigText,
-  type ConfigAgent,
-  type HookAgent,
-  type Json,
-  type Scope,
-} from './agent-config.js';
-import { isOurPlugin, isPluginAgent, pluginEntry, pluginFiles, PLUGIN_SPECS, PLUGIN_TRANSPORT, type PluginAgent } from './plugin-specs.js';
-import {
-  AGENT_SPECS,
   ENTRY_NAME,
   hasHttpHooks,
   hookCommand,
@@ -47,11 +37,11 @@ import {
   withoutToken,
   type HttpTransport,
 } from './hook-specs.js';
-import { withoutAgentEnv } from './registry.js';
+import { adapterOf, configWiring, wiringOf, withoutAgentEnv, type AgentName } from './registry.js';
 import { currentDaemonToken, daemonToken, newDaemonToken, renewDaemonToken, startDaemon } from '../store/daemon-client.js';
 
 export interface HookTarget {
-  agent: HookAgent;
+  agent: AgentName;
   scope: Scope;
   file: string;
   /**
@@ -61,29 +51,17 @@ export interface HookTarget {
   sharedFile?: string;
 }
 
-export function hookTarget(agent: HookAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): HookTarget {
-  if (isPluginAgent(agent)) {
-    const spec = PLUGIN_SPECS[agent];
-    const file =
-      scope === 'project' ? path.join(path.resolve(projectRoot), spec.project) : spec.user(env, path.resolve(env.HOME ?? homedir()));
-    return { agent, scope, file };
-  }
-  const spec = AGENT_SPECS[agent];
-  let base = scope === 'project' ? projectRoot : (env.HOME ?? homedir());
-  if (agent === 'copilot' && scope === 'user' && env.COPILOT_HOME)
-    return { agent, scope, file: path.join(env.COPILOT_HOME, 'hooks', 'git-ckpt.json') };
-  if (agent === 'qwen' && scope === 'user' && env.QWEN_HOME) return { agent, scope, file: path.join(env.QWEN_HOME, 'settings.json') };
-  // Claude Code keeps its user settings in CLAUDE_CONFIG_DIR when that is set.
-  if (agent === 'claude' && scope === 'user' && env.CLAUDE_CONFIG_DIR)
-    return { agent, scope, file: path.join(path.resolve(env.CLAUDE_CONFIG_DIR), 'settings.json') };
-  base = path.resolve(base);
-  const shared = scope === 'project' && spec.sharedProjectFile ? { sharedFile: path.join(base, spec.sharedProjectFile) } : {};
-  return { agent, scope, file: path.join(base, spec.file[scope]), ...shared };
+export function hookTarget(agent: AgentName, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): HookTarget {
+  const wiring = wiringOf(agent);
+  if (scope === 'user') return { agent, scope, file: wiring.file.user(env, path.resolve(env.HOME ?? homedir())) };
+  const root = path.resolve(projectRoot);
+  const shared = wiring.kind === 'config' && wiring.sharedProjectFile ? { sharedFile: path.join(root, wiring.sharedProjectFile) } : {};
+  return { agent, scope, file: path.join(root, wiring.file.project), ...shared };
 }
 
 /** The agent's events that git-ckpt's wiring covers. */
-function agentEvents(agent: HookAgent): string[] {
-  return (isPluginAgent(agent) ? PLUGIN_SPECS[agent].events : AGENT_SPECS[agent].events).map((e) => e.event);
+function agentEvents(agent: AgentName): string[] {
+  return wiringOf(agent).events.map((e) => e.event);
 }
 
 /** Something an install, an uninstall or a status has to tell besides the wiring, with its fix. */
@@ -183,14 +161,14 @@ class ConfigEdits {
 }
 
 /** The files a plugin agent's wiring is, as we would write them: the shipped templates with the entry script's path. */
-function wantedPlugin(target: HookTarget & { agent: PluginAgent }, script: string): { file: string; event: string; text: string }[] {
+function wantedPlugin(target: HookTarget, script: string): { file: string; event: string; text: string }[] {
   const hooks = path.dirname(script);
   const read = (name: string) => readFileSync(path.join(hooks, name), 'utf8');
-  const templates = { transport: PLUGIN_SPECS[target.agent].hookFiles ? '' : read(PLUGIN_TRANSPORT), adapter: read };
+  const templates = { transport: fileWiring(target.agent)?.kind === 'plugin' ? read(PLUGIN_TRANSPORT) : '', adapter: read };
   return pluginFiles(target.agent, target.file, templates, script, (phase) => hookCommand(script, target.agent, phase));
 }
 
-function pluginInstallChange(target: HookTarget & { agent: PluginAgent }, script: string): HookChange {
+function pluginInstallChange(target: HookTarget, script: string): HookChange {
   const writes: FileWrite[] = [];
   for (const { file, text } of wantedPlugin(target, script)) {
     const current = readConfigText(file);
@@ -207,13 +185,13 @@ interface TokenFacts {
   renewed: boolean;
 }
 
-/** The user's Claude settings: where the daemon token lives, for every scope's HTTP hooks. */
-function tokenFile(env: NodeJS.ProcessEnv): string {
-  return hookTarget('claude', 'user', '', env).file;
+/** The agent's user config: where the daemon token lives, for every scope's HTTP hooks. */
+function tokenFile(agent: AgentName, env: NodeJS.ProcessEnv): string {
+  return hookTarget(agent, 'user', '', env).file;
 }
 
 /** Whether a config's hooks include one of our HTTP handlers (they send the token). */
-function hasHttpHandlers(config: Json | undefined, agent: ConfigAgent): boolean {
+function hasHttpHandlers(config: Json | undefined, agent: AgentName): boolean {
   return config !== undefined && Object.values(transports(config, agent)).includes('http');
 }
 
@@ -221,14 +199,14 @@ function hasHttpHandlers(config: Json | undefined, agent: ConfigAgent): boolean 
  * Whether the project settings of another workspace this store root knows (one with a store) hold our
  * HTTP hooks: they read the token from the user's settings, which must then keep it.
  */
-function httpHooksInOtherProjects(env: NodeJS.ProcessEnv, except: string): boolean {
+function httpHooksInOtherProjects(agent: AgentName, env: NodeJS.ProcessEnv, except: string): boolean {
   for (const name of listDir(storeRoot(env))) {
     const known = storeWorkspace(name, env);
     if (!known || known.missing) continue;
-    const file = hookTarget('claude', 'project', known.workspace, env).file;
+    const file = hookTarget(agent, 'project', known.workspace, env).file;
     if (file === except) continue;
     try {
-      if (hasHttpHandlers(readConfig(file), 'claude')) return true;
+      if (hasHttpHandlers(readConfig(file), agent)) return true;
     } catch {
       // A file that cannot be read is no HTTP hook that works.
     }
@@ -241,9 +219,10 @@ function httpHooksInOtherProjects(env: NodeJS.ProcessEnv, except: string): boole
  * (at user scope, or in a known project's own settings), with the daemon's current value; gone when none does.
  */
 function editToken(edits: ConfigEdits, target: HookTarget, token: TokenFacts, env: NodeJS.ProcessEnv): HookNotice[] {
-  const file = tokenFile(env);
+  const agent = target.agent;
+  const file = tokenFile(agent, env);
   const local = target.scope === 'project' ? target.file : '';
-  const elsewhere = (local !== '' && hasHttpHandlers(edits.get(local), 'claude')) || httpHooksInOtherProjects(env, local);
+  const elsewhere = (local !== '' && hasHttpHandlers(edits.get(local), agent)) || httpHooksInOtherProjects(agent, env, local);
   let user: Json | undefined;
   try {
     user = edits.get(file);
@@ -252,40 +231,40 @@ function editToken(edits: ConfigEdits, target: HookTarget, token: TokenFacts, en
     if (elsewhere) throw err;
     return [];
   }
-  const needed = elsewhere || hasHttpHandlers(user, 'claude');
+  const needed = elsewhere || hasHttpHandlers(user, agent);
   if (needed && token.value !== undefined) {
     const value = token.value;
     edits.edit(file, (c) => withToken(c, value), true);
-    if (target.scope === 'user' && !hasHttpHandlers(edits.get(file), 'claude'))
+    if (target.scope === 'user' && !hasHttpHandlers(edits.get(file), agent))
       return [{ code: 'token-kept', text: `the daemon token stays in ${file}: a project's HTTP hooks read it` }];
     return [{ code: 'token-file', text: `the daemon token is in ${file} (env ${TOKEN_VARIABLE}), your own settings, never a project's` }];
   }
   if (!needed) {
     const config = user;
     if (config === undefined || !setsToken(config)) return [];
-    edits.edit(file, (c) => nothingLeft(config, withoutToken(c), 'claude'));
+    edits.edit(file, (c) => nothingLeft(config, withoutToken(c), agent));
     return [{ code: 'token-removed', text: `the daemon token left ${file}: no HTTP hook of ours reads it now` }];
   }
   return [];
 }
 
 /** Pure: `next`, or null (the file goes) when our removal left nothing in it. */
-function nothingLeft(before: Json, next: Json, agent: ConfigAgent): Json | null {
+function nothingLeft(before: Json, next: Json, agent: AgentName): Json | null {
   return !sameJson(before, next) && isEmptyConfig(next, agent) ? null : next;
 }
 
 /** How many folders of a config file's path below the project go with it when it is removed: a project file's only. */
 function emptyParentsOf(target: HookTarget): (file: string) => number {
   return (file) => {
-    if (target.scope !== 'project' || isPluginAgent(target.agent)) return 0;
-    const spec = AGENT_SPECS[target.agent];
-    const rel = file === target.file ? spec.file.project : file === target.sharedFile ? spec.sharedProjectFile : undefined;
+    const wiring = wiringOf(target.agent);
+    if (target.scope !== 'project' || wiring.kind !== 'config') return 0;
+    const rel = file === target.file ? wiring.file.project : file === target.sharedFile ? wiring.sharedProjectFile : undefined;
     return rel ? rel.split('/').length - 1 : 0;
   };
 }
 
 /** The shared file's part of a change: ours and any daemon token out of it, with what to tell. */
-function cleanShared(edits: ConfigEdits, target: HookTarget, agent: ConfigAgent, token: TokenFacts, action: string): HookNotice[] {
+function cleanShared(edits: ConfigEdits, target: HookTarget, agent: AgentName, token: TokenFacts, action: string): HookNotice[] {
   const shared = target.sharedFile;
   if (!shared) return [];
   const before = edits.get(shared);
@@ -316,13 +295,13 @@ function cleanShared(edits: ConfigEdits, target: HookTarget, agent: ConfigAgent,
  */
 function scriptFor(target: HookTarget, script: string, env: NodeJS.ProcessEnv): string {
   if (target.scope !== 'project' || script !== hookEntryScript()) return script;
-  if (isPluginAgent(target.agent) && target.agent !== 'cline') return script;
+  if (wiringOf(target.agent).kind === 'plugin') return script;
   return hookCommandOnPath(env) ?? script;
 }
 
 function installChange(target: HookTarget, given: string, token: TokenFacts, env: NodeJS.ProcessEnv, http?: HttpTransport): HookChange {
   const script = scriptFor(target, given, env);
-  if (isPluginAgent(target.agent)) return pluginInstallChange({ ...target, agent: target.agent }, script);
+  if (fileWiring(target.agent)) return pluginInstallChange(target, script);
   const agent = target.agent;
   const edits = new ConfigEdits();
   // A project file never holds the token: Claude's project env would also override the user's.
@@ -343,9 +322,9 @@ function installChange(target: HookTarget, given: string, token: TokenFacts, env
 
 function uninstallChange(target: HookTarget, token: TokenFacts, env: NodeJS.ProcessEnv): HookChange {
   const agent = target.agent;
-  if (isPluginAgent(agent)) {
+  if (fileWiring(agent)) {
     // Only our own files go; a file of the user's in their place stays.
-    const writes = wantedPlugin({ ...target, agent }, hookEntryScript())
+    const writes = wantedPlugin(target, hookEntryScript())
       .filter(({ file }) => {
         const current = readConfigText(file);
         return current !== undefined && isOurPlugin(current, agent);
@@ -389,7 +368,7 @@ function applyChange(change: HookChange, env: NodeJS.ProcessEnv): InstallResult 
         backup = backUp(file, env);
         rmSync(file);
         // A plugin's folder and the agent's folder above it.
-        removeEmptyFolders(file, isPluginAgent(target.agent) ? 2 : (emptyParents ?? 0));
+        removeEmptyFolders(file, fileWiring(target.agent) ? 2 : (emptyParents ?? 0));
         if (file === target.file) removed = true;
       } else backup = writeConfigText(file, text, hadFile, env);
       if (file === target.file || !first) first = backup ?? first;
@@ -426,7 +405,7 @@ export async function changeHooks(
   http?: HttpTransport,
 ): Promise<InstallResult[]> {
   const changes: HookChange[] = [];
-  const refused: { agent: HookAgent; message: string }[] = [];
+  const refused: { agent: AgentName; message: string }[] = [];
   let token: TokenFacts = { value: http?.token ?? currentDaemonToken(env), renewed: false };
   try {
     if (tokenShared(targets, token.value)) token = { value: newDaemonToken(), renewed: true };
@@ -523,7 +502,7 @@ export async function gitStanding(target: HookTarget, projectRoot: string | null
 }
 
 /** A plugin agent's status: our files there (for this agent), and whether the entry script they call still exists. */
-function pluginStatus(target: HookTarget & { agent: PluginAgent }, env: NodeJS.ProcessEnv): HookStatus {
+function pluginStatus(target: HookTarget, env: NodeJS.ProcessEnv): HookStatus {
   const all = agentEvents(target.agent);
   const ours: { event: string; text: string }[] = [];
   try {
@@ -556,7 +535,7 @@ function pluginStatus(target: HookTarget & { agent: PluginAgent }, env: NodeJS.P
 /** @public (tests use it) */
 export function hookStatus(target: HookTarget, env: NodeJS.ProcessEnv = process.env): HookStatus {
   const agent = target.agent;
-  if (isPluginAgent(agent)) return pluginStatus({ ...target, agent }, env);
+  if (fileWiring(agent)) return pluginStatus(target, env);
   const all = agentEvents(agent);
   let config: Json | undefined;
   let shared: Json | undefined;
@@ -589,7 +568,7 @@ export function hookStatus(target: HookTarget, env: NodeJS.ProcessEnv = process.
 
 /** What a status tells besides the wiring: ours or a daemon token in the shared file, a token HTTP hooks cannot send. */
 function statusNotices(target: HookTarget, config: Json | undefined, shared: Json | undefined, env: NodeJS.ProcessEnv): HookNotice[] {
-  const agent = target.agent as ConfigAgent;
+  const agent = target.agent;
   const notices: HookNotice[] = [];
   const fix = `run git ckpt hooks install --agent ${agent}${target.scope === 'user' ? ' --scope user' : ''}`;
   if (target.sharedFile && shared && wiredEvents(shared, agent).length)
@@ -607,8 +586,8 @@ function statusNotices(target: HookTarget, config: Json | undefined, shared: Jso
         text: `${file} sets ${TOKEN_VARIABLE}, a daemon token in a project file (it also overrides yours): ${fix}, which takes it out (and renews it when it is this daemon's)`,
       });
   if (!hasHttpHooks(agent) || !(hasHttpHandlers(config, agent) || hasHttpHandlers(shared, agent))) return notices;
-  // What the HTTP hooks send: Claude's env, the project's own settings over the shared file over the user's.
-  const file = tokenFile(env);
+  // What the HTTP hooks send: the agent's env, the project's own settings over the shared file over the user's.
+  const file = tokenFile(agent, env);
   let sent: string | undefined;
   try {
     const user = target.scope === 'user' ? config : readConfig(file);
@@ -629,19 +608,24 @@ function statusNotices(target: HookTarget, config: Json | undefined, shared: Jso
   return notices;
 }
 
-/** The first Claude Code with HTTP hooks. */
-const CLAUDE_HTTP_HOOKS = '2.1.63';
-
-/** The installed Claude Code's version (`claude --version`), or null when there is none on PATH. */
-export function claudeVersion(env: NodeJS.ProcessEnv = process.env): string | null {
-  const r = spawnSync('claude', ['--version'], { env, encoding: 'utf8', timeout: 10_000 });
+/** The installed agent's version (`<command> --version`), or null when there is none on PATH. */
+function installedVersion(command: string, env: NodeJS.ProcessEnv): string | null {
+  const r = spawnSync(command, ['--version'], { env, encoding: 'utf8', timeout: 10_000 });
   if (r.status !== 0) return null;
   return /(\d+\.\d+\.\d+)/.exec(r.stdout)?.[1] ?? null;
 }
 
-/** Pure: whether a Claude Code version has HTTP hooks. */
-export function claudeHasHttpHooks(version: string | null): boolean {
-  return version !== null && !versionBelow(version, CLAUDE_HTTP_HOOKS);
+/** Pure: whether this version of the agent has HTTP hooks. @public (tests use it) */
+export function versionHasHttpHooks(agent: AgentName, version: string | null): boolean {
+  const since = configWiring(agent).http?.since;
+  return since !== undefined && version !== null && !versionBelow(version, since);
+}
+
+/** Whether the agent installed here (on PATH) has HTTP hooks. */
+export function installedHasHttpHooks(agent: AgentName, env: NodeJS.ProcessEnv = process.env): boolean {
+  const http = adapterOf(agent).wiring;
+  if (http?.kind !== 'config' || !http.http) return false;
+  return versionHasHttpHooks(agent, installedVersion(http.http.versionCommand, env));
 }
 
 /** The daemon's HTTP endpoint for HTTP hooks: it is started (it must be running to have a port and a token). */

@@ -24,21 +24,13 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CkptError } from '../model/errors.js';
-import {
-  HOOK_AGENTS,
-  readConfig,
-  readConfigText,
-  writeConfig,
-  writeConfigText,
-  type HookAgent,
-  type Json,
-  type Scope,
-} from './agent-config.js';
+import { readConfig, readConfigText, writeConfig, writeConfigText, type Json, type Scope } from './agent-config.js';
+import { HOOK_AGENTS, type AgentName } from './registry.js';
 import { mcpCommandOnPath, mcpEntryScript } from '../store/layout.js';
 
 /** The agents whose MCP config git-ckpt writes: every hooked agent but pi, which has no MCP client (its extensions are its tools). */
-export type McpAgent = Exclude<HookAgent, 'pi'>;
-export const MCP_AGENTS: readonly McpAgent[] = HOOK_AGENTS.filter((a): a is McpAgent => a !== 'pi');
+export type McpAgent = AgentName;
+export const MCP_AGENTS: readonly McpAgent[] = HOOK_AGENTS.filter((a) => a !== 'pi');
 
 /** Pure: whether an agent reads MCP servers at this scope (Cline keeps them only in its user settings). */
 export function mcpHasScope(agent: McpAgent, scope: Scope): boolean {
@@ -70,13 +62,13 @@ const home = (env: NodeJS.ProcessEnv) => env.HOME ?? homedir();
 const configHome = (env: NodeJS.ProcessEnv) => env.XDG_CONFIG_HOME ?? path.join(home(env), '.config');
 
 /** Where an agent's JSON config keeps its servers: OpenCode and Kilo call it `mcp`. */
-function serversKey(agent: HookAgent): 'mcp' | 'mcpServers' {
+function serversKey(agent: AgentName): 'mcp' | 'mcpServers' {
   return agent === 'opencode' || agent === 'kilo' ? 'mcp' : 'mcpServers';
 }
 
 export function mcpTarget(agent: McpAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): McpTarget {
   const project = (rel: string) => path.join(path.resolve(projectRoot), rel);
-  const files: Record<McpAgent, () => string> = {
+  const files: Partial<Record<McpAgent, () => string>> = {
     claude: () => (scope === 'project' ? project('.mcp.json') : path.join(home(env), '.claude.json')),
     codex: () =>
       scope === 'project' ? project('.codex/config.toml') : path.join(env.CODEX_HOME ?? path.join(home(env), '.codex'), 'config.toml'),
@@ -97,11 +89,13 @@ export function mcpTarget(agent: McpAgent, scope: Scope, projectRoot: string, en
       return env.CLINE_MCP_SETTINGS_PATH ?? path.join(data, 'settings', 'cline_mcp_settings.json');
     },
   };
-  return { agent, scope, file: files[agent]() };
+  const file = files[agent];
+  if (!file) throw new CkptError('usage', `${agent} has no MCP client git-ckpt can configure`);
+  return { agent, scope, file: file() };
 }
 
 /** Pure: the server entry an agent's JSON configuration gets. @public (tests use it) */
-export function serverEntry(agent: HookAgent, script: string): Json {
+export function serverEntry(agent: AgentName, script: string): Json {
   const launch = launchOf(script);
   if (agent === 'claude' || agent === 'droid') return { type: 'stdio', ...launch };
   if (agent === 'copilot') return { type: 'local', ...launch, tools: ['*'] };

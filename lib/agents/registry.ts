@@ -3,7 +3,7 @@
  * the entry script forwards and the daemon takes, the help) derives from it, and nothing
  * but this file imports an adapter; test/agents-registry.test.mjs keeps it so.
  */
-import type { AgentAdapter, AgentEnv, PayloadField } from './adapter.js';
+import type { AgentAdapter, AgentEnv, ConfigWiring, PayloadField, Wiring } from './adapter.js';
 import { claude } from './adapters/claude.js';
 import { cline } from './adapters/cline.js';
 import { codex } from './adapters/codex.js';
@@ -35,6 +35,31 @@ export function adapterOf(name: string): AgentAdapter<AgentName> {
 
 export function isAgentName(v: string): v is AgentName {
   return BY_NAME.has(v);
+}
+
+/** The agents `hooks install` wires, in the registry's order. */
+export const HOOK_AGENTS: readonly AgentName[] = ADAPTERS.filter((a) => a.wiring !== undefined).map((a) => a.name);
+/** @public (tests use it) The agents wired through hooks in their JSON config file. */
+export const CONFIG_AGENTS: readonly AgentName[] = ADAPTERS.filter((a) => a.wiring?.kind === 'config').map((a) => a.name);
+
+/** How an agent is wired; an agent without wiring (the neutral protocol) is a caller's mistake. */
+export function wiringOf(agent: string): Wiring {
+  const wiring = adapterOf(agent).wiring;
+  if (!wiring) throw new Error(`${agent} has no hook wiring`);
+  return wiring;
+}
+
+/** The wiring of an agent with hooks in its JSON config file. */
+export function configWiring(agent: string): ConfigWiring {
+  const wiring = wiringOf(agent);
+  if (wiring.kind !== 'config') throw new Error(`${agent} is not wired through a config file`);
+  return wiring;
+}
+
+/** The agents' names for people, in the registry's order: "Claude Code, Codex CLI, … and Cline CLI". */
+export function agentTitles(agents: readonly string[]): string {
+  const titles = agents.map((a) => adapterOf(a).title);
+  return titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : (titles[0] ?? '');
 }
 
 /** The agents whose payloads `git ckpt hook` reads (their hooks and plugins name them); anything else is read as `generic`. */

@@ -1,4 +1,4 @@
-import { obj, text, type AgentAdapter, type Json } from '../adapter.js';
+import { obj, text, userFile, type AgentAdapter, type Json } from '../adapter.js';
 
 /** Cline's `commands` list (a JSON string in `parameters`) as one command line. */
 function clineInput(input: unknown): unknown {
@@ -58,4 +58,21 @@ export const cline = {
   title: 'Cline CLI',
   payload: { projectDirEnv: [], normalize: hookFilePayload },
   output: { neutral: '{}\n', systemMessage: false },
+  // A file named after each event in ~/.cline/hooks ($CLINE_DIR/hooks) and .clinerules/hooks, run through bash
+  // unless it has a shebang or an extension. PreToolUse waits for the hook; PostToolUse does not hold the turn
+  // (3.0.65 started TaskComplete's hook, and answered the prompt, while the post hook still ran); TaskStart and
+  // TaskComplete run detached (their checkpoint may land after the first call's).
+  wiring: {
+    kind: 'hook-files',
+    file: { project: '.clinerules/hooks', user: userFile('.cline/hooks', { variable: 'CLINE_DIR', file: 'hooks' }) },
+    events: [
+      { event: 'PreToolUse', phase: 'pre' },
+      { event: 'PostToolUse', phase: 'post' },
+      { event: 'TaskStart', phase: 'turn-start' },
+      { event: 'TaskResume', phase: 'turn-start' },
+      { event: 'TaskComplete', phase: 'turn-end' },
+      { event: 'TaskCancel', phase: 'turn-end' },
+      { event: 'TaskError', phase: 'turn-end' },
+    ],
+  },
 } as const satisfies AgentAdapter;

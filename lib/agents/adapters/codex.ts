@@ -1,4 +1,4 @@
-import type { AgentAdapter } from '../adapter.js';
+import { settingsHooks, userFile, type AgentAdapter } from '../adapter.js';
 
 /**
  * Pure: the failure of call `callId` as Codex's rollout (JSONL) records it, the exit code its post leaves out;
@@ -35,4 +35,13 @@ export const codex = {
   title: 'Codex CLI',
   payload: { projectDirEnv: [], aliases: { turnKey: ['turn_id'] }, failureInTranscript: failureInRollout },
   output: { neutral: '', systemMessage: true },
+  // No PostToolUseFailure (its PostToolUse also fires after a failed shell command), and it hooks only its
+  // shell, apply_patch and MCP tools; its matcher is a Rust regex, without look-ahead: all.
+  wiring: settingsHooks({
+    file: { project: '.codex/hooks.json', user: userFile('.codex/hooks.json') },
+    failureEvent: false,
+    toolMatcher: '*',
+    timeoutUnit: 's',
+    asyncPost: true,
+  }),
 } as const satisfies AgentAdapter;

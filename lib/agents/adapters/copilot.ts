@@ -1,4 +1,4 @@
-import type { AgentAdapter } from '../adapter.js';
+import { flatHooks, HOOK_TIMEOUT_S, userFile, type AgentAdapter } from '../adapter.js';
 
 /** GitHub Copilot CLI: `.github/hooks/*.json`, and it also runs Claude Code's hooks, with its own payload shape. */
 export const copilot = {
@@ -14,4 +14,13 @@ export const copilot = {
     exitCode: [/completed with exit code (\d+)>/],
   },
   output: { neutral: '', systemMessage: false },
+  wiring: flatHooks({
+    file: {
+      project: '.github/hooks/git-ckpt.json',
+      user: userFile('.copilot/hooks/git-ckpt.json', { variable: 'COPILOT_HOME', file: 'hooks/git-ckpt.json' }),
+    },
+    names: { prompt: 'userPromptSubmitted', stop: 'agentStop' },
+    commandKey: 'bash',
+    handler: (command) => ({ type: 'command', bash: command, timeoutSec: HOOK_TIMEOUT_S }),
+  }),
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import type { AgentAdapter } from '../adapter.js';
+import { flatHooks, HOOK_TIMEOUT_S, userFile, type AgentAdapter } from '../adapter.js';
 
 /** Cursor's agent (the editor and `cursor-agent`): it reads stdout as JSON, and also runs Claude Code's hooks. */
 export const cursor = {
@@ -15,4 +15,10 @@ export const cursor = {
     },
   },
   output: { neutral: '{}\n', systemMessage: false },
+  wiring: flatHooks({
+    file: { project: '.cursor/hooks.json', user: userFile('.cursor/hooks.json') },
+    names: { prompt: 'beforeSubmitPrompt', stop: 'stop' },
+    commandKey: 'command',
+    handler: (command) => ({ command, timeout: HOOK_TIMEOUT_S }),
+  }),
 } as const satisfies AgentAdapter;

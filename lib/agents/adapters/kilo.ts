@@ -1,4 +1,4 @@
-import { busEnvelope, type AgentAdapter } from '../adapter.js';
+import { busEnvelope, busPlugin, userFile, type AgentAdapter } from '../adapter.js';
 
 /** Kilo Code's CLI, an OpenCode fork: the same plugin API. */
 export const kilo = {
@@ -6,4 +6,9 @@ export const kilo = {
   title: 'Kilo Code CLI',
   payload: { projectDirEnv: [], normalize: busEnvelope },
   output: { neutral: '', systemMessage: false },
+  // User plugins live under the XDG config home.
+  wiring: busPlugin({
+    project: '.kilo/plugin/git-ckpt.js',
+    user: userFile('.config/kilo/plugin/git-ckpt.js', { variable: 'XDG_CONFIG_HOME', file: 'kilo/plugin/git-ckpt.js' }),
+  }),
 } as const satisfies AgentAdapter;

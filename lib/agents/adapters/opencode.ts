@@ -1,9 +1,14 @@
-import { busEnvelope, type AgentAdapter } from '../adapter.js';
+import { busEnvelope, busPlugin, userFile, type AgentAdapter } from '../adapter.js';
 
-/** OpenCode: an in-process plugin forwards its bus events (hooks/opencode-plugin.js). */
+/** OpenCode: an in-process plugin forwards its bus events (hooks/bus-plugin.js). */
 export const opencode = {
   name: 'opencode',
   title: 'OpenCode',
   payload: { projectDirEnv: [], normalize: busEnvelope },
   output: { neutral: '', systemMessage: false },
+  // User plugins live under the XDG config home.
+  wiring: busPlugin({
+    project: '.opencode/plugins/git-ckpt.js',
+    user: userFile('.config/opencode/plugins/git-ckpt.js', { variable: 'XDG_CONFIG_HOME', file: 'opencode/plugins/git-ckpt.js' }),
+  }),
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import { isPluginEnvelope, text, type AgentAdapter, type Json } from '../adapter.js';
+import { isPluginEnvelope, text, userFile, type AgentAdapter, type Json } from '../adapter.js';
 
 /**
  * Pure: an envelope hooks/pi-extension.js forwards as hook fields (with sessionId, sessionFile and cwd from its ctx);
@@ -46,4 +46,20 @@ export const pi = {
   title: 'pi',
   payload: { projectDirEnv: [], normalize: extensionEvent },
   output: { neutral: '', systemMessage: false },
+  // Extensions load from <agent dir>/extensions (PI_CODING_AGENT_DIR, else ~/.pi/agent) and .pi/extensions.
+  wiring: {
+    kind: 'plugin',
+    file: {
+      project: '.pi/extensions/git-ckpt.js',
+      user: userFile('.pi/agent/extensions/git-ckpt.js', { variable: 'PI_CODING_AGENT_DIR', file: 'extensions/git-ckpt.js' }),
+    },
+    template: 'pi-extension.js',
+    events: [
+      { event: 'tool_call', phase: 'pre' },
+      { event: 'tool_result', phase: 'post' },
+      { event: 'before_agent_start', phase: 'turn-start' },
+      { event: 'agent_end', phase: 'turn-end' },
+      { event: 'session_start', phase: 'session-start' },
+    ],
+  },
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import type { AgentAdapter } from '../adapter.js';
+import { settingsHooks, userFile, type AgentAdapter } from '../adapter.js';
 
 /** Qwen Code, a Gemini CLI fork with Claude-shaped hooks (it sets Claude's project variable too). */
 export const qwen = {
@@ -10,4 +10,16 @@ export const qwen = {
     promptlessStartContinues: true,
   },
   output: { neutral: '', systemMessage: false },
+  // Its timeouts are in milliseconds (0.15; later versions read a value of 1000 or more as milliseconds
+  // still), its settings carry a `$version` it would otherwise write back itself. Tool names are matched
+  // with aliases and unanchored regexps: all. A shell that exited non-zero is told only in its PostToolUse
+  // (`Exit Code: 3` in its text), which stays synchronous.
+  wiring: settingsHooks({
+    file: { project: '.qwen/settings.json', user: userFile('.qwen/settings.json', { variable: 'QWEN_HOME', file: 'settings.json' }) },
+    failureEvent: true,
+    toolMatcher: '*',
+    timeoutUnit: 'ms',
+    asyncPost: false,
+    skeleton: { $version: 4 },
+  }),
 } as const satisfies AgentAdapter;

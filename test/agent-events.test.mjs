@@ -686,26 +686,39 @@ test('a shell call that exited non-zero is a failed call: Copilot says so in its
 });
 
 test('hooks status: whether each agent will run the wired hooks, from its own trust and settings files', async (t) => {
-  const trust = await import(libPath('agent-trust'));
+  const { adapterOf } = await import(libPath('registry'));
+  const { codexHookTrustEntries } = await import(libPath('codex'));
   const root = '/home/u/project';
+  const ours = (c) => c.includes('git-ckpt-hook');
+  /** The adapter's verdict from these parsed files (by the names its trust spec gives them); the rest absent. */
+  const judge = (agent, scope, config, { env = {}, hooksFile = '', unreadable = {} } = {}) => {
+    const question = { scope, projectRoot: root, hooksFile, env, home: '/home/u' };
+    const where = adapterOf(agent).trust.files(question);
+    t.true(
+      Object.keys(config).every((name) => name in where),
+      `${agent} reads ${Object.keys(config)}`,
+    );
+    const path = Object.fromEntries(Object.entries(where).map(([name, f]) => [name, f.file]));
+    return adapterOf(agent).trust.verdict({ ...question, config, path, unreadable, isOurs: ours });
+  };
   const verdict = (v, runs, words) => {
     t.is(v.runs, runs, v.reason);
     if (words) t.regex(`${v.reason} ${v.step ?? ''}`, words);
   };
-  verdict(trust.claudeVerdict([{ file: '/home/u/.claude/settings.json', config: { disableAllHooks: true } }], undefined, root), 'no');
-  verdict(trust.claudeVerdict([], { projects: { [root]: { hasTrustDialogAccepted: true } } }, root), 'yes');
-  verdict(trust.claudeVerdict([], { projects: {} }, root), 'unknown', /trust dialog/);
+  verdict(judge('claude', 'project', { user: { disableAllHooks: true } }), 'no', /\/home\/u\/\.claude\/settings\.json/);
+  verdict(judge('claude', 'project', { global: { projects: { [root]: { hasTrustDialogAccepted: true } } } }), 'yes');
+  verdict(judge('claude', 'project', { global: { projects: {} } }), 'unknown', /trust dialog/);
   // Qwen Code: every folder is trusted until folder trust is turned on; user hooks run anywhere.
   const qwenTrustOn = { security: { folderTrust: { enabled: true } } };
-  verdict(trust.qwenVerdict('project', root, undefined, undefined, undefined), 'yes', /folder trust is off/);
-  verdict(trust.qwenVerdict('project', root, qwenTrustOn, undefined, {}), 'no', /does not trust/);
-  verdict(trust.qwenVerdict('project', root, qwenTrustOn, undefined, { [root]: 'TRUST_FOLDER' }), 'yes', /trustedFolders/);
-  verdict(trust.qwenVerdict('user', root, qwenTrustOn, undefined, {}), 'yes');
-  verdict(trust.qwenVerdict('user', root, { disableAllHooks: true }, undefined, {}), 'no', /disableAllHooks/);
+  verdict(judge('qwen', 'project', {}), 'yes', /folder trust is off/);
+  verdict(judge('qwen', 'project', { user: qwenTrustOn, trustedFolders: {} }), 'no', /does not trust/);
+  verdict(judge('qwen', 'project', { user: qwenTrustOn, trustedFolders: { [root]: 'TRUST_FOLDER' } }), 'yes', /trustedFolders/);
+  verdict(judge('qwen', 'user', { user: qwenTrustOn, trustedFolders: {} }), 'yes');
+  verdict(judge('qwen', 'user', { user: { disableAllHooks: true } }), 'no', /disableAllHooks/);
   // Droid: `droid exec` runs project hooks anywhere, its TUI only in a trusted folder.
-  verdict(trust.droidVerdict('project', root, undefined, undefined), 'unknown', /droid exec/);
-  verdict(trust.droidVerdict('project', root, { trustedFolders: { [root]: { trustedAt: 1 } } }, undefined), 'yes');
-  verdict(trust.droidVerdict('user', root, undefined, { hooks: { hooksDisabled: true } }), 'no', /hooksDisabled/);
+  verdict(judge('droid', 'project', {}), 'unknown', /droid exec/);
+  verdict(judge('droid', 'project', { user: { trustedFolders: { [root]: { trustedAt: 1 } } } }), 'yes');
+  verdict(judge('droid', 'user', { project: { hooks: { hooksDisabled: true } } }), 'no', /hooksDisabled/);
 
   const hooksFile = `${root}/.codex/hooks.json`;
   const config = {
@@ -714,37 +727,39 @@ test('hooks status: whether each agent will run the wired hooks, from its own tr
       Stop: [{ hooks: [{ type: 'command', command: "sh '/x/git-ckpt-hook' codex turn-end", timeout: 30 }] }],
     },
   };
-  const ours = (c) => c.includes('git-ckpt-hook');
-  const entries = trust.codexHookTrustEntries(hooksFile, config);
+  const entries = codexHookTrustEntries(hooksFile, config);
   t.deepEqual(
     entries.map((e) => e.key),
     [`${hooksFile}:pre_tool_use:0:0`, `${hooksFile}:stop:0:0`],
   );
-  verdict(trust.codexVerdict('project', root, hooksFile, config, {}, ours), 'no', /project is trusted/);
+  const codex = (hooks, user, unreadable) => judge('codex', 'project', { hooks, user }, { hooksFile, unreadable });
+  verdict(codex(config, {}), 'no', /project is trusted/);
   const projectTrusted = { projects: { [root]: { trust_level: 'trusted' } } };
-  verdict(trust.codexVerdict('project', root, hooksFile, config, projectTrusted, ours), 'no', /2 hooks are not trusted/);
+  verdict(codex(config, projectTrusted), 'no', /2 hooks are not trusted/);
   const state = Object.fromEntries(entries.map((e) => [e.key, { trusted_hash: e.hash }]));
-  verdict(trust.codexVerdict('project', root, hooksFile, config, { ...projectTrusted, hooks: { state } }, ours), 'yes');
+  verdict(codex(config, { ...projectTrusted, hooks: { state } }), 'yes');
   const changed = {
     ...config,
     hooks: { ...config.hooks, Stop: [{ hooks: [{ type: 'command', command: "sh '/y/git-ckpt-hook' codex turn-end", timeout: 30 }] }] },
   };
+  verdict(codex(changed, { ...projectTrusted, hooks: { state } }), 'no', /1 of git-ckpt’s 2/);
   verdict(
-    trust.codexVerdict('project', root, hooksFile, changed, { ...projectTrusted, hooks: { state } }, ours),
-    'no',
-    /1 of git-ckpt’s 2/,
+    codex(config, undefined, { user: 'Invalid TOML document' }),
+    'unknown',
+    /cannot read \/home\/u\/\.codex\/config\.toml: Invalid TOML/,
   );
 
-  verdict(trust.geminiVerdict(root, {}, {}, { [root]: 'TRUST_FOLDER' }), 'yes');
-  verdict(trust.geminiVerdict(root, {}, {}, {}), 'no', /trust the folder/);
-  verdict(trust.geminiVerdict(root, { hooksConfig: { enabled: false } }, {}, { [root]: 'TRUST_FOLDER' }), 'no');
-  verdict(trust.geminiVerdict(root, {}, {}, { '/home': 'TRUST_FOLDER', '/home/u': 'DO_NOT_TRUST' }), 'no', /DO_NOT_TRUST/);
-  verdict(trust.geminiVerdict(root, {}, {}, { '/home/u/project/x': 'TRUST_PARENT' }), 'yes', /TRUST_PARENT/);
-  verdict(trust.geminiVerdict(root, {}, {}, {}, { GEMINI_CLI_TRUST_WORKSPACE: 'true' }), 'yes');
+  verdict(judge('gemini', 'project', { trustedFolders: { [root]: 'TRUST_FOLDER' } }), 'yes');
+  verdict(judge('gemini', 'project', { trustedFolders: {} }), 'no', /trust the folder/);
+  verdict(judge('gemini', 'project', { user: { hooksConfig: { enabled: false } }, trustedFolders: { [root]: 'TRUST_FOLDER' } }), 'no');
+  verdict(judge('gemini', 'project', { trustedFolders: { '/home': 'TRUST_FOLDER', '/home/u': 'DO_NOT_TRUST' } }), 'no', /DO_NOT_TRUST/);
+  verdict(judge('gemini', 'project', { trustedFolders: { '/home/u/project/x': 'TRUST_PARENT' } }), 'yes', /TRUST_PARENT/);
+  verdict(judge('gemini', 'project', {}, { env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } }), 'yes');
 
-  verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u'] }, {}), 'yes');
-  verdict(trust.copilotVerdict('project', root, { trustedFolders: ['/home/u/proj'] }, {}), 'no', /--trust-folder/);
-  verdict(trust.copilotVerdict('user', root, {}, {}), 'yes');
+  verdict(judge('copilot', 'project', { config: { trustedFolders: ['/home/u'] } }), 'yes');
+  verdict(judge('copilot', 'project', { config: { trustedFolders: ['/home/u/proj'] } }), 'no', /--trust-folder/);
+  verdict(judge('copilot', 'user', {}), 'yes');
+  for (const agent of ['cursor', 'opencode', 'kilo', 'pi', 'cline']) t.truthy(judge(agent, 'project', {}).reason, agent);
 });
 
 test('snapshot --kind takes only the user kinds; a record the ledger reader would drop is never written', async (t) => {

@@ -7,6 +7,7 @@
  * it as their engines learn to read adapters (docs/research/adapters-plan.md,
  * issue 34).
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Phase } from '../model/phases.js';
 
@@ -133,6 +134,46 @@ interface HookFilesWiring {
 
 export type Wiring = ConfigWiring | PluginWiring | HookFilesWiring;
 
+/** Whether the agent will run the hooks wired for it. */
+export interface RunVerdict {
+  /** yes: the agent runs them; no: it will not until the step is taken; unknown: cannot be read from here. */
+  readonly runs: 'yes' | 'no' | 'unknown';
+  /** What decided it, in one line. */
+  readonly reason: string;
+  /** What the user must do (for `no`, and for `unknown` where a step is known). */
+  readonly step?: string;
+}
+
+/** Where a trust verdict is asked: the wiring's scope and file, the project (null: none), the environment and home. */
+export interface TrustQuestion {
+  readonly scope: Scope;
+  readonly projectRoot: string | null;
+  readonly hooksFile: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly home: string;
+}
+
+/** What the trust engine (trust.ts) read for a verdict: each file `files` named, parsed, by its name there. */
+export interface TrustFacts extends TrustQuestion {
+  /** Absent, unreadable or not an object: undefined (a file of the user's the agent itself would ignore). */
+  readonly config: Readonly<Record<string, Json | undefined>>;
+  /** The path of each file, for the reason and the step. */
+  readonly path: Readonly<Record<string, string>>;
+  /** A TOML file that is there but cannot be parsed, with why (its verdict is `unknown`). */
+  readonly unreadable: Readonly<Record<string, string>>;
+  /** Whether a command is one of our handlers. */
+  readonly isOurs: (command: string) => boolean;
+}
+
+/**
+ * Each agent has a gate of its own that leaves hooks silently unrun (a trust dialog, per-hook trust, a kill
+ * switch): the files where it keeps that state, and the pure verdict from them.
+ */
+export interface TrustSpec {
+  readonly files: (q: TrustQuestion) => Readonly<Record<string, { readonly file: string; readonly format?: 'toml' }>>;
+  readonly verdict: (facts: TrustFacts) => RunVerdict;
+}
+
 export interface AgentAdapter<N extends string = string> {
   readonly name: N;
   /** The agent's name for people. */
@@ -145,6 +186,8 @@ export interface AgentAdapter<N extends string = string> {
   readonly output: { readonly neutral: '' | '{}\n'; readonly systemMessage: boolean };
   /** How `hooks install` wires git-ckpt into the agent; none for the neutral protocol. */
   readonly wiring?: Wiring;
+  /** Whether the agent will run what is wired; without it, `hooks status` says it cannot tell. */
+  readonly trust?: TrustSpec;
 }
 
 // The kit: what adapters share, named by shape and never by agent.
@@ -254,6 +297,68 @@ export function flatHooks(o: {
     handler: o.handler,
     commandKey: o.commandKey,
   };
+}
+
+/** The verdict for an agent that loads every plugin in its folders when it starts, with no trust step. */
+export function loadedAtStart(title: string): TrustSpec {
+  return {
+    files: () => ({}),
+    verdict: ({ scope }) => ({
+      runs: 'yes',
+      reason: `${title} loads every plugin in its ${scope === 'project' ? "project's" : "user's"} plugin folder when it starts (a running ${title} picks it up at its next start)`,
+    }),
+  };
+}
+
+/** The folder and each of its parents, nearest first. */
+export function selfAndParents(dir: string): string[] {
+  const out: string[] = [];
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    out.push(d);
+    if (path.dirname(d) === d) return out;
+  }
+}
+
+/** Pure: the trusted folder that covers `projectRoot` (it or a folder above it), if any. */
+export function coveringFolder(projectRoot: string | null, folders: readonly string[]): string | undefined {
+  if (!projectRoot) return undefined;
+  const root = path.resolve(projectRoot);
+  return folders.find((f) => root === path.resolve(f) || root.startsWith(path.resolve(f) + path.sep));
+}
+
+/**
+ * Pure: whether a `trustedFolders.json` of rules trusts a folder: the longest matching rule wins
+ * (TRUST_FOLDER covers the folder and below it, TRUST_PARENT the rule path's parent and below,
+ * DO_NOT_TRUST nothing). Gemini CLI 0.61's, which its forks keep.
+ */
+export function trustedByRules(folder: string, rules: Json, file: string): { trusted: boolean; why: string } {
+  const target = path.resolve(folder);
+  let best: { length: number; trusted: boolean; why: string } | undefined;
+  for (const [rulePath, rule] of Object.entries(rules)) {
+    const covered = rule === 'TRUST_PARENT' ? path.dirname(path.resolve(rulePath)) : path.resolve(rulePath);
+    if (!(target === covered || target.startsWith(covered.endsWith(path.sep) ? covered : covered + path.sep))) continue;
+    const length = path.resolve(rulePath).length;
+    if (!best || length > best.length)
+      best = { length, trusted: rule === 'TRUST_FOLDER' || rule === 'TRUST_PARENT', why: `${rulePath}: ${String(rule)} in ${file}` };
+  }
+  return best ?? { trusted: false, why: `no rule in ${file} covers it` };
+}
+
+/** Pure: `sha256:<hex>` of a JSON value with its keys sorted at every level (how some agents pin a hook). */
+export function sha256OfSortedJson(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Json)[k])]),
+          )
+        : v;
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify(sorted(value)))
+    .digest('hex')}`;
 }
 
 /** Pure: whether a payload is a plugin envelope (an `event` name and what came with it), not a hook's own JSON. */

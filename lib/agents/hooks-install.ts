@@ -18,7 +18,7 @@ import { listDir } from '../store/packs.js';
 import { storeRoot } from '../store/store.js';
 import { storeWorkspace } from '../store/stores.js';
 import { git, versionBelow } from '../git/runner.js';
-import type { RunVerdict } from './agent-trust.js';
+import type { RunVerdict } from './trust.js';
 import { backUp, readConfig, readConfigText, writeConfigText, type Json, type Scope } from './agent-config.js';
 import { fileWiring, isOurPlugin, pluginEntry, pluginFiles, PLUGIN_TRANSPORT } from './plugin-specs.js';
 import {
@@ -449,7 +449,7 @@ function isOurCommand(command: string): boolean {
   return command.includes(ENTRY_NAME);
 }
 
-/** hookStatus, plus whether the agent will actually run what is wired (see agent-trust.ts). */
+/** hookStatus, plus whether the agent will actually run what is wired (see trust.ts). */
 export async function hookStatusWithVerdict(
   target: HookTarget,
   projectRoot: string | null,
@@ -458,7 +458,7 @@ export async function hookStatusWithVerdict(
   const status = hookStatus(target, env);
   if (status.state === 'not wired' || status.state === 'unreadable') return status;
   const notices = [...status.notices, ...(await gitStanding(target, projectRoot, env))];
-  const { willRunHooks } = await import('./agent-trust.js');
+  const { willRunHooks } = await import('./trust.js');
   return { ...status, notices, verdict: await willRunHooks(target.agent, target.scope, projectRoot, target.file, env, isOurCommand) };
 }
 

@@ -122,11 +122,11 @@ export function readTrace(box) {
 
 /**
  * Every command handler of a hooks.json with its trust key and hash, as
- * git-ckpt's `hooks status` computes them (lib/agents/agent-trust.ts). The tests
+ * git-ckpt's `hooks status` computes them (lib/agents/adapters/codex.ts). The tests
  * compare them with what Codex itself lists (`hooks/list`), so they prove the
  * library's hash.
  */
-const { codexHookTrustEntries, CODEX_EVENT_LABELS } = await import(libPath('agent-trust'));
+const { codexHookTrustEntries, CODEX_EVENT_LABELS } = await import(libPath('codex'));
 /** Codex's label of each hook event (the library's table). */
 export const EVENT_LABELS = CODEX_EVENT_LABELS;
 export function hookTrustEntries(hooksFile) {

@@ -1,4 +1,5 @@
-import { allToolsBut, settingsHooks, userFile, type AgentAdapter } from '../adapter.js';
+import path from 'node:path';
+import { allToolsBut, selfAndParents, settingsHooks, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
 
 /** Its tools that cannot change files (hooks/README.md). */
 const READ_ONLY_TOOLS = [
@@ -23,6 +24,39 @@ const READ_ONLY_TOOLS = [
   'ToolSearch',
 ];
 
+/**
+ * `disableAllHooks` in any of its settings turns every hook off, whatever scope ours are at; an interactive
+ * session holds hooks back until its workspace-trust dialog was accepted (~/.claude.json's `projects`).
+ */
+const trust: TrustSpec = {
+  files: ({ projectRoot, env, home }) => {
+    const configDir = env.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude');
+    return {
+      user: { file: path.join(configDir, 'settings.json') },
+      ...(projectRoot
+        ? {
+            shared: { file: path.join(projectRoot, '.claude', 'settings.json') },
+            local: { file: path.join(projectRoot, '.claude', 'settings.local.json') },
+          }
+        : {}),
+      global: { file: env.CLAUDE_CONFIG_DIR ? path.join(env.CLAUDE_CONFIG_DIR, '.claude.json') : path.join(home, '.claude.json') },
+    };
+  },
+  verdict: ({ config, path: where, projectRoot }) => {
+    const off = ['user', 'shared', 'local'].find((name) => config[name]?.disableAllHooks === true);
+    if (off) return { runs: 'no', reason: `"disableAllHooks": true in ${where[off]}`, step: `remove "disableAllHooks" from ${where[off]}` };
+    const projects = (config.global?.projects ?? {}) as Record<string, { hasTrustDialogAccepted?: unknown }>;
+    const trusted = projectRoot ? selfAndParents(projectRoot).some((d) => projects[d]?.hasTrustDialogAccepted === true) : false;
+    if (trusted) return { runs: 'yes', reason: 'the workspace-trust dialog was accepted for this folder' };
+    return {
+      runs: 'unknown',
+      reason:
+        'headless runs (claude -p) run them; an interactive session holds them back until the workspace-trust dialog is accepted, not yet done here',
+      step: 'start claude in this folder once and accept the workspace-trust dialog',
+    };
+  },
+};
+
 /** Anthropic's Claude Code: settings-file hooks, and HTTP hooks to the daemon. */
 export const claude = {
   name: 'claude',
@@ -45,4 +79,5 @@ export const claude = {
     // HTTP hooks since 2.1.63: tool events POSTed to the daemon, no process per call.
     http: { events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStop'], versionCommand: 'claude', since: '2.1.63' },
   }),
+  trust,
 } as const satisfies AgentAdapter;

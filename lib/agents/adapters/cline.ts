@@ -75,4 +75,11 @@ export const cline = {
       { event: 'TaskError', phase: 'turn-end' },
     ],
   },
+  trust: {
+    files: () => ({}),
+    verdict: ({ scope }) => ({
+      runs: 'yes',
+      reason: `Cline 3 runs every hook file in ${scope === 'project' ? '.clinerules/hooks' : '~/.cline/hooks'} by its event's name, with no setting to turn on`,
+    }),
+  },
 } as const satisfies AgentAdapter;

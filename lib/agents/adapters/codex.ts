@@ -1,4 +1,15 @@
-import { settingsHooks, userFile, type AgentAdapter } from '../adapter.js';
+import path from 'node:path';
+import {
+  selfAndParents,
+  settingsHooks,
+  sha256OfSortedJson,
+  userFile,
+  type AgentAdapter,
+  type Json,
+  type RunVerdict,
+  type TrustFacts,
+  type TrustSpec,
+} from '../adapter.js';
 
 /**
  * Pure: the failure of call `callId` as Codex's rollout (JSONL) records it, the exit code its post leaves out;
@@ -29,6 +40,100 @@ function failureInRollout(text: string, callId: string): string | null {
   return failure;
 }
 
+/** Codex's label of each hook event, as its trust keys spell them. @public (tests use it) */
+export const CODEX_EVENT_LABELS: Record<string, string> = {
+  PreToolUse: 'pre_tool_use',
+  PermissionRequest: 'permission_request',
+  PostToolUse: 'post_tool_use',
+  PreCompact: 'pre_compact',
+  PostCompact: 'post_compact',
+  SessionStart: 'session_start',
+  SessionEnd: 'session_end',
+  UserPromptSubmit: 'user_prompt_submit',
+  SubagentStart: 'subagent_start',
+  SubagentStop: 'subagent_stop',
+  Stop: 'stop',
+};
+/** Events whose matcher Codex ignores, and leaves out of the hash. */
+const NO_MATCHER = new Set(['UserPromptSubmit', 'Stop']);
+
+/**
+ * Pure: Codex's trust key and hash of every command handler in a hooks.json
+ * (0.171: `<file>:<event label>:<group>:<handler>`, and sha256 over the
+ * key-sorted JSON of the event label, the matcher and the normalised handler;
+ * what `/hooks` records as `hooks.state."<key>".trusted_hash`).
+ * @public (tests use it)
+ */
+export function codexHookTrustEntries(hooksFile: string, config: Json): { key: string; hash: string; command: string }[] {
+  const out: { key: string; hash: string; command: string }[] = [];
+  const hooks = (config.hooks ?? {}) as Record<string, unknown>;
+  for (const [event, groups] of Object.entries(hooks)) {
+    const label = CODEX_EVENT_LABELS[event];
+    if (!label || !Array.isArray(groups)) continue;
+    groups.forEach((group: Json, gi) => {
+      const handlers = Array.isArray(group?.hooks) ? (group.hooks as Json[]) : [];
+      handlers.forEach((h, hi) => {
+        if (h?.type !== 'command' || typeof h.command !== 'string') return;
+        const handler: Json = {
+          type: 'command',
+          command: h.command,
+          timeout: Math.max(1, Number(h.timeout ?? 600)),
+          async: h.async === true,
+        };
+        if (h.statusMessage != null) handler.statusMessage = h.statusMessage;
+        const identity: Json = { event_name: label, hooks: [handler] };
+        if (!NO_MATCHER.has(event) && group.matcher != null) identity.matcher = group.matcher;
+        out.push({ key: `${hooksFile}:${label}:${gi}:${hi}`, hash: sha256OfSortedJson(identity), command: h.command });
+      });
+    });
+  }
+  return out;
+}
+
+/**
+ * Pure: Codex's verdict for our handlers in the hooks file, from the user's config.toml: hooks can be turned
+ * off, a project's .codex/ is ignored until the project is trusted, and each hook must be trusted by its hash.
+ */
+function verdict({ scope, projectRoot, hooksFile, config, path: where, unreadable, isOurs }: TrustFacts): RunVerdict {
+  if (unreadable.user) return { runs: 'unknown', reason: `cannot read ${where.user}: ${unreadable.user}` };
+  const userConfig = config.user;
+  const features = (userConfig?.features ?? {}) as Json;
+  if (features.hooks === false || features.codex_hooks === false)
+    return {
+      runs: 'no',
+      reason: 'hooks are turned off in ~/.codex/config.toml ([features] hooks = false)',
+      step: 'remove hooks = false from [features] in ~/.codex/config.toml',
+    };
+  if (scope === 'project' && projectRoot) {
+    const projects = (userConfig?.projects ?? {}) as Record<string, Json>;
+    if (!selfAndParents(projectRoot).some((d) => projects[d]?.trust_level === 'trusted'))
+      return {
+        runs: 'no',
+        reason: 'Codex ignores a project .codex/ folder until the project is trusted',
+        step: 'start codex in this project and trust it (or run codex exec --trust once); then open /hooks and trust git-ckpt’s hooks',
+      };
+  }
+  const hooksConfig = config.hooks;
+  const ours = hooksConfig ? codexHookTrustEntries(hooksFile, hooksConfig).filter((e) => isOurs(e.command)) : [];
+  const state = ((userConfig?.hooks as Json | undefined)?.state ?? {}) as Record<string, Json>;
+  const untrusted = ours.filter((e) => state[e.key]?.trusted_hash !== e.hash || state[e.key]?.enabled === false);
+  if (untrusted.length)
+    return {
+      runs: 'no',
+      reason: `${untrusted.length} of git-ckpt’s ${ours.length} hooks are not trusted (Codex skips new or changed hooks without a word)`,
+      step: 'open /hooks in Codex and trust git-ckpt’s hooks (again after every change to them), or run codex with --dangerously-bypass-hook-trust',
+    };
+  return { runs: 'yes', reason: ours.length ? `all ${ours.length} hooks trusted in ~/.codex/config.toml` : 'nothing wired' };
+}
+
+const trust: TrustSpec = {
+  files: ({ hooksFile, env, home }) => ({
+    user: { file: path.join(env.CODEX_HOME ?? path.join(home, '.codex'), 'config.toml'), format: 'toml' },
+    hooks: { file: hooksFile },
+  }),
+  verdict,
+};
+
 /** OpenAI's Codex CLI: `.codex/hooks.json`. */
 export const codex = {
   name: 'codex',
@@ -44,4 +149,5 @@ export const codex = {
     timeoutUnit: 's',
     asyncPost: true,
   }),
+  trust,
 } as const satisfies AgentAdapter;

@@ -21,4 +21,12 @@ export const cursor = {
     commandKey: 'command',
     handler: (command) => ({ command, timeout: HOOK_TIMEOUT_S }),
   }),
+  trust: {
+    files: () => ({}),
+    verdict: ({ scope }) => ({
+      runs: 'unknown',
+      reason: 'Cursor keeps its workspace trust where git-ckpt cannot read it',
+      ...(scope === 'project' ? { step: 'trust the workspace in Cursor (project hooks run only in a trusted workspace)' } : {}),
+    }),
+  },
 } as const satisfies AgentAdapter;

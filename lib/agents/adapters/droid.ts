@@ -1,4 +1,32 @@
-import { allToolsBut, settingsHooks, userFile, type AgentAdapter } from '../adapter.js';
+import path from 'node:path';
+import { allToolsBut, coveringFolder, settingsHooks, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
+
+/**
+ * `hooks.hooksDisabled` turns every hook off; `droid exec` runs project hooks in any folder, the interactive
+ * TUI only once the folder is trusted (`trustedFolders` in its settings).
+ */
+const trust: TrustSpec = {
+  files: ({ projectRoot, home }) => ({
+    user: { file: path.join(home, '.factory', 'settings.json') },
+    ...(projectRoot ? { project: { file: path.join(projectRoot, '.factory', 'settings.json') } } : {}),
+  }),
+  verdict: ({ scope, projectRoot, config }) => {
+    for (const [where, settings] of [
+      ['~/.factory/settings.json', config.user],
+      ['.factory/settings.json', config.project],
+    ] as const)
+      if (((settings?.hooks ?? {}) as Json).hooksDisabled === true)
+        return { runs: 'no', reason: `hooks.hooksDisabled is true in ${where}`, step: `remove "hooksDisabled": true from ${where}` };
+    if (scope === 'user') return { runs: 'yes', reason: 'hooks in ~/.factory/settings.json run in every folder' };
+    const by = coveringFolder(projectRoot, Object.keys((config.user?.trustedFolders ?? {}) as Json));
+    if (by) return { runs: 'yes', reason: `the folder is trusted (${by} in trustedFolders)` };
+    return {
+      runs: 'unknown',
+      reason: '`droid exec` runs project hooks in any folder; the interactive droid only in a folder you trusted',
+      step: 'trust the folder when droid asks (or install at --scope user)',
+    };
+  },
+};
 
 /** Factory's Droid: Claude-shaped settings hooks in `.factory/`. */
 export const droid = {
@@ -21,4 +49,5 @@ export const droid = {
     timeoutUnit: 's',
     asyncPost: false,
   }),
+  trust,
 } as const satisfies AgentAdapter;

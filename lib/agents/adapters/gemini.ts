@@ -1,4 +1,58 @@
-import { allToolsBut, HOOK_TIMEOUT_S, userFile, type AgentAdapter } from '../adapter.js';
+import path from 'node:path';
+import { allToolsBut, HOOK_TIMEOUT_S, trustedByRules, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
+
+/**
+ * In 0.61 hooks from settings files (user and project alike) are registered only in a trusted folder, after
+ * the environment's overrides; `hooksConfig` can turn them off, or name ours in its `disabled` list.
+ */
+const trust: TrustSpec = {
+  files: ({ projectRoot, env, home }) => ({
+    user: { file: path.join(home, '.gemini', 'settings.json') },
+    ...(projectRoot ? { project: { file: path.join(projectRoot, '.gemini', 'settings.json') } } : {}),
+    trustedFolders: { file: env.GEMINI_CLI_TRUSTED_FOLDERS_PATH ?? path.join(home, '.gemini', 'trustedFolders.json') },
+  }),
+  verdict: ({ projectRoot, config, env }) => {
+    for (const [where, settings] of [
+      ['~/.gemini/settings.json', config.user],
+      ['.gemini/settings.json', config.project],
+    ] as const) {
+      const hooksConfig = (settings?.hooksConfig ?? {}) as Json;
+      if (hooksConfig.enabled === false)
+        return { runs: 'no', reason: `hooksConfig.enabled is false in ${where}`, step: `remove hooksConfig.enabled = false from ${where}` };
+      const disabled = Array.isArray(hooksConfig.disabled)
+        ? hooksConfig.disabled.filter((n) => typeof n === 'string' && n.startsWith('git-ckpt-'))
+        : [];
+      if (disabled.length)
+        return {
+          runs: 'no',
+          reason: `hooksConfig.disabled lists ${disabled.join(', ')} in ${where}`,
+          step: `remove them from hooksConfig.disabled in ${where}`,
+        };
+    }
+    const folderTrust = ((config.user?.security as Json | undefined)?.folderTrust ?? {}) as Json;
+    if (folderTrust.enabled === false)
+      return { runs: 'yes', reason: 'folder trust is turned off in ~/.gemini/settings.json, so every folder is trusted' };
+    if (!projectRoot)
+      return {
+        runs: 'unknown',
+        reason: 'Gemini CLI runs hooks only in folders it trusts; that depends on the folder',
+        step: 'trust each project folder when Gemini CLI asks',
+      };
+    const override = env.GEMINI_CLI_TRUST_WORKSPACE;
+    const { trusted, why } =
+      override === 'true' || override === 'false'
+        ? { trusted: override === 'true', why: `GEMINI_CLI_TRUST_WORKSPACE=${override}` }
+        : env.GEMINI_RESTRICTED_MODE === 'true'
+          ? { trusted: false, why: 'GEMINI_RESTRICTED_MODE=true' }
+          : trustedByRules(projectRoot, config.trustedFolders ?? {}, '~/.gemini/trustedFolders.json');
+    if (trusted) return { runs: 'yes', reason: `the folder is trusted (${why})` };
+    return {
+      runs: 'no',
+      reason: `Gemini CLI registers no hooks, user or project, in a folder it does not trust (${why}); gemini -p exits with code 55 there`,
+      step: 'trust the folder when Gemini CLI asks (or /permissions), which writes ~/.gemini/trustedFolders.json',
+    };
+  },
+};
 
 /** Google's Gemini CLI: it reads stderr when stdout is empty, so a hook prints `{}`. */
 export const gemini = {
@@ -42,4 +96,5 @@ export const gemini = {
     handler: (command, phase) => ({ name: `git-ckpt-${phase}`, type: 'command', command, timeout: HOOK_TIMEOUT_S * 1000 }),
     commandKey: 'command',
   },
+  trust,
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import { busEnvelope, busPlugin, userFile, type AgentAdapter } from '../adapter.js';
+import { busEnvelope, busPlugin, loadedAtStart, userFile, type AgentAdapter } from '../adapter.js';
 
 /** Kilo Code's CLI, an OpenCode fork: the same plugin API. */
 export const kilo = {
@@ -11,4 +11,5 @@ export const kilo = {
     project: '.kilo/plugin/git-ckpt.js',
     user: userFile('.config/kilo/plugin/git-ckpt.js', { variable: 'XDG_CONFIG_HOME', file: 'kilo/plugin/git-ckpt.js' }),
   }),
+  trust: loadedAtStart('Kilo Code CLI'),
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import { busEnvelope, busPlugin, userFile, type AgentAdapter } from '../adapter.js';
+import { busEnvelope, busPlugin, loadedAtStart, userFile, type AgentAdapter } from '../adapter.js';
 
 /** OpenCode: an in-process plugin forwards its bus events (hooks/bus-plugin.js). */
 export const opencode = {
@@ -11,4 +11,5 @@ export const opencode = {
     project: '.opencode/plugins/git-ckpt.js',
     user: userFile('.config/opencode/plugins/git-ckpt.js', { variable: 'XDG_CONFIG_HOME', file: 'opencode/plugins/git-ckpt.js' }),
   }),
+  trust: loadedAtStart('OpenCode'),
 } as const satisfies AgentAdapter;

@@ -62,4 +62,11 @@ export const pi = {
       { event: 'session_start', phase: 'session-start' },
     ],
   },
+  trust: {
+    files: () => ({}),
+    verdict: ({ scope }) => ({
+      runs: 'yes',
+      reason: `pi loads every extension in ${scope === 'project' ? '.pi/extensions' : 'its agent folder’s extensions/'} when it starts, with no trust step (a running pi picks it up at its next start or /reload)`,
+    }),
+  },
 } as const satisfies AgentAdapter;

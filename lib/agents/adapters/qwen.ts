@@ -1,4 +1,39 @@
-import { settingsHooks, userFile, type AgentAdapter } from '../adapter.js';
+import path from 'node:path';
+import { settingsHooks, trustedByRules, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
+
+/**
+ * A Gemini CLI fork: user hooks always run; project hooks only in a trusted folder, and every folder is
+ * trusted while folder trust is off (its default). `disableAllHooks` turns them all off.
+ */
+const trust: TrustSpec = {
+  files: ({ projectRoot, env, home }) => {
+    const dir = env.QWEN_HOME ?? path.join(home, '.qwen');
+    return {
+      user: { file: path.join(dir, 'settings.json') },
+      ...(projectRoot ? { project: { file: path.join(projectRoot, '.qwen', 'settings.json') } } : {}),
+      trustedFolders: { file: env.QWEN_CODE_TRUSTED_FOLDERS_PATH ?? path.join(dir, 'trustedFolders.json') },
+    };
+  },
+  verdict: ({ scope, projectRoot, config }) => {
+    for (const [where, settings] of [
+      ['~/.qwen/settings.json', config.user],
+      ['.qwen/settings.json', config.project],
+    ] as const)
+      if (settings?.disableAllHooks === true)
+        return { runs: 'no', reason: `disableAllHooks is true in ${where}`, step: `remove "disableAllHooks": true from ${where}` };
+    if (scope === 'user') return { runs: 'yes', reason: 'hooks in ~/.qwen/settings.json run in every folder, trusted or not' };
+    const folderTrust = ((config.user?.security as Json | undefined)?.folderTrust ?? {}) as Json;
+    if (folderTrust.enabled !== true) return { runs: 'yes', reason: 'folder trust is off (its default), so every folder is trusted' };
+    if (!projectRoot) return { runs: 'unknown', reason: 'Qwen Code runs project hooks only in folders it trusts' };
+    const { trusted, why } = trustedByRules(projectRoot, config.trustedFolders ?? {}, '~/.qwen/trustedFolders.json');
+    if (trusted) return { runs: 'yes', reason: `the folder is trusted (${why})` };
+    return {
+      runs: 'no',
+      reason: `Qwen Code drops project hooks in a folder it does not trust (${why})`,
+      step: 'trust the folder when Qwen Code asks, or install at --scope user (user hooks need no trust)',
+    };
+  },
+};
 
 /** Qwen Code, a Gemini CLI fork with Claude-shaped hooks (it sets Claude's project variable too). */
 export const qwen = {
@@ -22,4 +57,5 @@ export const qwen = {
     asyncPost: false,
     skeleton: { $version: 4 },
   }),
+  trust,
 } as const satisfies AgentAdapter;

@@ -174,6 +174,28 @@ export interface TrustSpec {
   readonly verdict: (facts: TrustFacts) => RunVerdict;
 }
 
+/** How a server is started: a command and its arguments. */
+export interface Launch {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** Where the agent's MCP client reads its servers, and the entry it wants for git-ckpt's (mcp-install.ts). */
+export interface McpSpec {
+  /** The project's file (null: the agent reads servers only from the user's, and says `userOnly`) and the user's. */
+  readonly file: { readonly project: string | null; readonly user: Place['user'] };
+  /** Why there is no project file, with what to do instead. */
+  readonly userOnly?: string;
+  /**
+   * `json`: the servers are an object under `key`; `toml-table`: the user's own TOML text, where our
+   * `[key.git-ckpt]` table goes between marker comments, so their comments and layout survive.
+   */
+  readonly format: 'json' | 'toml-table';
+  readonly key: string;
+  /** The entry for a server started by `launch` (its keys are what status compares; others are the user's). */
+  readonly entry: (launch: Launch) => Json;
+}
+
 export interface AgentAdapter<N extends string = string> {
   readonly name: N;
   /** The agent's name for people. */
@@ -188,6 +210,8 @@ export interface AgentAdapter<N extends string = string> {
   readonly wiring?: Wiring;
   /** Whether the agent will run what is wired; without it, `hooks status` says it cannot tell. */
   readonly trust?: TrustSpec;
+  /** The agent's MCP client; none for an agent without one. */
+  readonly mcp?: McpSpec;
 }
 
 // The kit: what adapters share, named by shape and never by agent.
@@ -309,6 +333,22 @@ export function loadedAtStart(title: string): TrustSpec {
     }),
   };
 }
+
+/** An MCP server entry as most agents take it: `command` and `args`, nothing else. */
+export const plainEntry = (launch: Launch): Json => ({ command: launch.command, args: [...launch.args] });
+
+/** The MCP servers of the plugin bus's agents (OpenCode's, which Kilo shares): `mcp`, the command as one list. */
+export function busMcp(projectFile: string, user: Place['user']): McpSpec {
+  return {
+    file: { project: projectFile, user },
+    format: 'json',
+    key: 'mcp',
+    entry: (launch) => ({ type: 'local', command: [launch.command, ...launch.args], enabled: true }),
+  };
+}
+
+/** Claude Code's entry (`type: stdio`), which others copied. */
+export const stdioEntry = (launch: Launch): Json => ({ type: 'stdio', ...plainEntry(launch) });
 
 /** The folder and each of its parents, nearest first. */
 export function selfAndParents(dir: string): string[] {

@@ -1,40 +1,35 @@
 /**
  * `git ckpt mcp install|uninstall|status`: the MCP server in each agent's own
- * MCP configuration, merged (other servers and settings stay as they are),
- * idempotent, with a backup under the store root before any change.
- *
- *   agent    project file          user file                  format
- *   claude   .mcp.json             ~/.claude.json             mcpServers (type stdio)
- *   codex    .codex/config.toml    $CODEX_HOME/config.toml    [mcp_servers.git-ckpt]
- *   gemini   .gemini/settings.json ~/.gemini/settings.json    mcpServers
- *   cursor   .cursor/mcp.json      ~/.cursor/mcp.json         mcpServers
- *   copilot  .github/mcp.json      $COPILOT_HOME/mcp-config.json  mcpServers (type local)
- *   qwen     .qwen/settings.json   ~/.qwen/settings.json      mcpServers (Gemini CLI's, which it forked)
- *   opencode opencode.json         ~/.config/opencode/opencode.json  mcp (type local, command list)
- *   kilo     kilo.json             ~/.config/kilo/kilo.json          mcp (as OpenCode's)
- *   droid    .factory/mcp.json     ~/.factory/mcp.json        mcpServers (type stdio)
- *   cline    —                     ~/.cline/data/settings/cline_mcp_settings.json ($CLINE_MCP_SETTINGS_PATH)  mcpServers
- *
- * Codex's TOML is the user's own text: our table is appended between marker
- * comments and removed by them, so their comments and layout survive; the
- * result is parsed before it is written.
+ * MCP configuration (its adapter's `mcp`: the file, the format, where the
+ * servers are and the entry it wants), merged (other servers and settings stay
+ * as they are), idempotent, with a backup under the store root before any
+ * change. A TOML file is the user's own text: our table is appended between
+ * marker comments and removed by them, so their comments and layout survive;
+ * the result is parsed before it is written.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CkptError } from '../model/errors.js';
+import type { Launch, McpSpec } from './adapter.js';
 import { readConfig, readConfigText, writeConfig, writeConfigText, type Json, type Scope } from './agent-config.js';
-import { HOOK_AGENTS, type AgentName } from './registry.js';
+import { ADAPTERS, adapterOf, type AgentName } from './registry.js';
 import { mcpCommandOnPath, mcpEntryScript } from '../store/layout.js';
 
-/** The agents whose MCP config git-ckpt writes: every hooked agent but pi, which has no MCP client (its extensions are its tools). */
+/** The agents whose MCP config git-ckpt writes: those with an MCP client. */
 export type McpAgent = AgentName;
-export const MCP_AGENTS: readonly McpAgent[] = HOOK_AGENTS.filter((a) => a !== 'pi');
+export const MCP_AGENTS: readonly McpAgent[] = ADAPTERS.filter((a) => a.mcp !== undefined).map((a) => a.name);
 
-/** Pure: whether an agent reads MCP servers at this scope (Cline keeps them only in its user settings). */
+function mcpOf(agent: McpAgent): McpSpec {
+  const adapter = adapterOf(agent);
+  if (!adapter.mcp) throw new CkptError('usage', `${adapter.title} has no MCP client git-ckpt can configure`);
+  return adapter.mcp;
+}
+
+/** Pure: whether an agent reads MCP servers at this scope (some keep them only in the user's settings). */
 export function mcpHasScope(agent: McpAgent, scope: Scope): boolean {
-  return !(agent === 'cline' && scope === 'project');
+  return scope === 'user' || mcpOf(agent).file.project !== null;
 }
 
 /** The server's name in every agent's configuration. */
@@ -58,53 +53,20 @@ export interface McpStatus extends McpTarget {
   error?: string;
 }
 
-const home = (env: NodeJS.ProcessEnv) => env.HOME ?? homedir();
-const configHome = (env: NodeJS.ProcessEnv) => env.XDG_CONFIG_HOME ?? path.join(home(env), '.config');
-
-/** Where an agent's JSON config keeps its servers: OpenCode and Kilo call it `mcp`. */
-function serversKey(agent: AgentName): 'mcp' | 'mcpServers' {
-  return agent === 'opencode' || agent === 'kilo' ? 'mcp' : 'mcpServers';
-}
-
 export function mcpTarget(agent: McpAgent, scope: Scope, projectRoot: string, env: NodeJS.ProcessEnv = process.env): McpTarget {
-  const project = (rel: string) => path.join(path.resolve(projectRoot), rel);
-  const files: Partial<Record<McpAgent, () => string>> = {
-    claude: () => (scope === 'project' ? project('.mcp.json') : path.join(home(env), '.claude.json')),
-    codex: () =>
-      scope === 'project' ? project('.codex/config.toml') : path.join(env.CODEX_HOME ?? path.join(home(env), '.codex'), 'config.toml'),
-    gemini: () => (scope === 'project' ? project('.gemini/settings.json') : path.join(home(env), '.gemini', 'settings.json')),
-    cursor: () => (scope === 'project' ? project('.cursor/mcp.json') : path.join(home(env), '.cursor', 'mcp.json')),
-    copilot: () =>
-      scope === 'project'
-        ? project('.github/mcp.json')
-        : path.join(env.COPILOT_HOME ?? path.join(home(env), '.copilot'), 'mcp-config.json'),
-    qwen: () =>
-      scope === 'project' ? project('.qwen/settings.json') : path.join(env.QWEN_HOME ?? path.join(home(env), '.qwen'), 'settings.json'),
-    opencode: () => (scope === 'project' ? project('opencode.json') : path.join(configHome(env), 'opencode', 'opencode.json')),
-    kilo: () => (scope === 'project' ? project('kilo.json') : path.join(configHome(env), 'kilo', 'kilo.json')),
-    droid: () => (scope === 'project' ? project('.factory/mcp.json') : path.join(home(env), '.factory', 'mcp.json')),
-    cline: () => {
-      if (scope === 'project') throw new CkptError('usage', 'Cline keeps MCP servers only in its user settings: use --scope user');
-      const data = env.CLINE_DATA_DIR ?? path.join(env.CLINE_DIR ?? path.join(home(env), '.cline'), 'data');
-      return env.CLINE_MCP_SETTINGS_PATH ?? path.join(data, 'settings', 'cline_mcp_settings.json');
-    },
-  };
-  const file = files[agent];
-  if (!file) throw new CkptError('usage', `${agent} has no MCP client git-ckpt can configure`);
-  return { agent, scope, file: file() };
+  const spec = mcpOf(agent);
+  if (scope === 'user') return { agent, scope, file: spec.file.user(env, path.resolve(env.HOME ?? homedir())) };
+  if (spec.file.project === null) throw new CkptError('usage', spec.userOnly ?? `${adapterOf(agent).title} has no project MCP file`);
+  return { agent, scope, file: path.join(path.resolve(projectRoot), spec.file.project) };
 }
 
 /** Pure: the server entry an agent's JSON configuration gets. @public (tests use it) */
 export function serverEntry(agent: AgentName, script: string): Json {
-  const launch = launchOf(script);
-  if (agent === 'claude' || agent === 'droid') return { type: 'stdio', ...launch };
-  if (agent === 'copilot') return { type: 'local', ...launch, tools: ['*'] };
-  if (agent === 'opencode' || agent === 'kilo') return { type: 'local', command: [launch.command, ...launch.args], enabled: true };
-  return launch;
+  return mcpOf(agent).entry(launchOf(script));
 }
 
 /** Pure: how the server is started: a bare name is the installed command on PATH (shared project files hold no one's own path); a path runs through sh. */
-function launchOf(script: string): { command: string; args: string[] } {
+function launchOf(script: string): Launch {
   return script.includes('/') ? { command: 'sh', args: [script] } : { command: script, args: [] };
 }
 
@@ -124,10 +86,11 @@ function tomlString(s: string): string {
   return JSON.stringify(s);
 }
 
-/** Pure: Codex's table for the server, between the markers. */
-function tomlBlock(script: string): string {
-  const { command, args } = launchOf(script);
-  return `${TOML_BEGIN}\n[mcp_servers.${MCP_SERVER_NAME}]\ncommand = ${tomlString(command)}\nargs = [${args.map(tomlString).join(', ')}]\n${TOML_END}\n`;
+/** Pure: the server's table under `key` (the entry's keys, strings and lists of strings), between the markers. */
+function tomlBlock(key: string, entry: Json): string {
+  const value = (v: unknown) => (Array.isArray(v) ? `[${v.map(tomlString).join(', ')}]` : tomlString(String(v)));
+  const lines = Object.entries(entry).map(([k, v]) => `${k} = ${value(v)}`);
+  return `${TOML_BEGIN}\n[${key}.${MCP_SERVER_NAME}]\n${lines.join('\n')}\n${TOML_END}\n`;
 }
 
 /** Pure: the text without our marked block (and the blank line before it). */
@@ -151,11 +114,9 @@ function readToml(file: string): { text: string; parsed: Json } | undefined {
 }
 
 function installedEntry(target: McpTarget): Json | undefined {
-  if (target.agent === 'codex') {
-    const servers = readToml(target.file)?.parsed.mcp_servers as Json | undefined;
-    return servers?.[MCP_SERVER_NAME] as Json | undefined;
-  }
-  return (readConfig(target.file)?.[serversKey(target.agent)] as Json | undefined)?.[MCP_SERVER_NAME] as Json | undefined;
+  const spec = mcpOf(target.agent);
+  const config = spec.format === 'toml-table' ? readToml(target.file)?.parsed : readConfig(target.file);
+  return (config?.[spec.key] as Json | undefined)?.[MCP_SERVER_NAME] as Json | undefined;
 }
 
 /** Whether an installed entry launches what we would write: its other keys (env, timeout …) are the user's. */
@@ -165,8 +126,8 @@ function sameLaunch(installed: unknown, wanted: Json): boolean {
   return Object.keys(wanted).every((k) => JSON.stringify(entry[k]) === JSON.stringify(wanted[k]));
 }
 
-/** The servers object (`mcpServers`, or OpenCode's `mcp`) of a JSON config, or a `config` error when it is something else. */
-function serversOf(config: Json | undefined, file: string, key: 'mcp' | 'mcpServers'): Json {
+/** The servers object (`mcpServers`, `mcp` …) of a JSON config, or a `config` error when it is something else. */
+function serversOf(config: Json | undefined, file: string, key: string): Json {
   const servers = config?.[key] ?? {};
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
     throw new CkptError('config', `${file}: "${key}" is not an object; left untouched`);
@@ -178,9 +139,10 @@ export function installMcp(
   script = mcpLaunchScript(target.scope),
   env: NodeJS.ProcessEnv = process.env,
 ): McpInstallResult {
-  if (target.agent === 'codex') return installToml(target, script, env);
+  const spec = mcpOf(target.agent);
+  if (spec.format === 'toml-table') return installToml(target, spec, script, env);
   const current = readConfig(target.file);
-  const key = serversKey(target.agent);
+  const key = spec.key;
   const servers = serversOf(current, target.file, key);
   const entry = serverEntry(target.agent, script);
   const installed = servers[MCP_SERVER_NAME];
@@ -192,17 +154,17 @@ export function installMcp(
   return { ...target, changed: true, ...(backup ? { backup } : {}) };
 }
 
-function installToml(target: McpTarget, script: string, env: NodeJS.ProcessEnv): McpInstallResult {
+function installToml(target: McpTarget, spec: McpSpec, script: string, env: NodeJS.ProcessEnv): McpInstallResult {
   const current = readToml(target.file);
-  const existing = (current?.parsed.mcp_servers as Json | undefined)?.[MCP_SERVER_NAME];
-  const wanted = launchOf(script);
+  const existing = (current?.parsed[spec.key] as Json | undefined)?.[MCP_SERVER_NAME];
+  const wanted = spec.entry(launchOf(script));
   if (existing && sameLaunch(existing, wanted)) return { ...target, changed: false };
   if (current && current.text.includes(TOML_BEGIN) !== current.text.includes(TOML_END))
     throw new CkptError('config', `${target.file}: git-ckpt's marker lines are not both there; left untouched`);
   if (existing && !current!.text.includes(TOML_BEGIN))
-    throw new CkptError('config', `${target.file} has its own [mcp_servers.${MCP_SERVER_NAME}]; left untouched`);
+    throw new CkptError('config', `${target.file} has its own [${spec.key}.${MCP_SERVER_NAME}]; left untouched`);
   const base = withoutTomlBlock(current?.text ?? '');
-  const text = `${base}${base && !base.endsWith('\n') ? '\n' : ''}${base.trim() ? '\n' : ''}${tomlBlock(script)}`;
+  const text = `${base}${base && !base.endsWith('\n') ? '\n' : ''}${base.trim() ? '\n' : ''}${tomlBlock(spec.key, wanted)}`;
   try {
     parseToml(text);
   } catch (err) {
@@ -216,19 +178,20 @@ function installToml(target: McpTarget, script: string, env: NodeJS.ProcessEnv):
 }
 
 export function uninstallMcp(target: McpTarget, env: NodeJS.ProcessEnv = process.env): McpInstallResult {
-  if (target.agent === 'codex') {
+  const spec = mcpOf(target.agent);
+  if (spec.format === 'toml-table') {
     const current = readToml(target.file);
     if (!current?.text.includes(TOML_BEGIN)) return { ...target, changed: false };
     if (!current.text.includes(TOML_END))
       throw new CkptError(
         'config',
-        `${target.file}: git-ckpt's end marker is gone; remove its [mcp_servers.${MCP_SERVER_NAME}] table by hand`,
+        `${target.file}: git-ckpt's end marker is gone; remove its [${spec.key}.${MCP_SERVER_NAME}] table by hand`,
       );
     const backup = writeConfigText(target.file, withoutTomlBlock(current.text), true, env);
     return { ...target, changed: true, ...(backup ? { backup } : {}) };
   }
   const current = readConfig(target.file);
-  const key = serversKey(target.agent);
+  const key = spec.key;
   const servers = serversOf(current, target.file, key);
   if (!current || !(MCP_SERVER_NAME in servers)) return { ...target, changed: false };
   const { [MCP_SERVER_NAME]: _ours, ...others } = servers;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { allToolsBut, selfAndParents, settingsHooks, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
+import { allToolsBut, selfAndParents, settingsHooks, stdioEntry, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
 
 /** Its tools that cannot change files (hooks/README.md). */
 const READ_ONLY_TOOLS = [
@@ -80,4 +80,10 @@ export const claude = {
     http: { events: ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStop'], versionCommand: 'claude', since: '2.1.63' },
   }),
   trust,
+  mcp: {
+    file: { project: '.mcp.json', user: (_env, home) => path.join(home, '.claude.json') },
+    format: 'json',
+    key: 'mcpServers',
+    entry: stdioEntry,
+  },
 } as const satisfies AgentAdapter;

@@ -1,4 +1,5 @@
-import { obj, text, userFile, type AgentAdapter, type Json } from '../adapter.js';
+import path from 'node:path';
+import { obj, plainEntry, text, userFile, type AgentAdapter, type Json } from '../adapter.js';
 
 /** Cline's `commands` list (a JSON string in `parameters`) as one command line. */
 function clineInput(input: unknown): unknown {
@@ -81,5 +82,19 @@ export const cline = {
       runs: 'yes',
       reason: `Cline 3 runs every hook file in ${scope === 'project' ? '.clinerules/hooks' : '~/.cline/hooks'} by its event's name, with no setting to turn on`,
     }),
+  },
+  // It reads MCP servers only from its user settings.
+  mcp: {
+    file: {
+      project: null,
+      user: (env, home) => {
+        const data = env.CLINE_DATA_DIR ?? path.join(env.CLINE_DIR ?? path.join(home, '.cline'), 'data');
+        return env.CLINE_MCP_SETTINGS_PATH ?? path.join(data, 'settings', 'cline_mcp_settings.json');
+      },
+    },
+    userOnly: 'Cline keeps MCP servers only in its user settings: use --scope user',
+    format: 'json',
+    key: 'mcpServers',
+    entry: plainEntry,
   },
 } as const satisfies AgentAdapter;

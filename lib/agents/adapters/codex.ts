@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  plainEntry,
   selfAndParents,
   settingsHooks,
   sha256OfSortedJson,
@@ -150,4 +151,11 @@ export const codex = {
     asyncPost: true,
   }),
   trust,
+  // Its config.toml is the user's own text: our table goes between marker comments.
+  mcp: {
+    file: { project: '.codex/config.toml', user: userFile('.codex/config.toml', { variable: 'CODEX_HOME', file: 'config.toml' }) },
+    format: 'toml-table',
+    key: 'mcp_servers',
+    entry: plainEntry,
+  },
 } as const satisfies AgentAdapter;

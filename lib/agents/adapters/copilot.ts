@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { coveringFolder, flatHooks, HOOK_TIMEOUT_S, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
+import { coveringFolder, flatHooks, HOOK_TIMEOUT_S, plainEntry, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
 
 /** User hooks run anywhere; project hooks only in a folder of its config.json's trustedFolders (or below one). */
 const trust: TrustSpec = {
@@ -44,4 +44,13 @@ export const copilot = {
     handler: (command) => ({ type: 'command', bash: command, timeoutSec: HOOK_TIMEOUT_S }),
   }),
   trust,
+  mcp: {
+    file: {
+      project: '.github/mcp.json',
+      user: userFile('.copilot/mcp-config.json', { variable: 'COPILOT_HOME', file: 'mcp-config.json' }),
+    },
+    format: 'json',
+    key: 'mcpServers',
+    entry: (launch) => ({ type: 'local', ...plainEntry(launch), tools: ['*'] }),
+  },
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import { flatHooks, HOOK_TIMEOUT_S, userFile, type AgentAdapter } from '../adapter.js';
+import { flatHooks, HOOK_TIMEOUT_S, plainEntry, userFile, type AgentAdapter } from '../adapter.js';
 
 /** Cursor's agent (the editor and `cursor-agent`): it reads stdout as JSON, and also runs Claude Code's hooks. */
 export const cursor = {
@@ -29,4 +29,5 @@ export const cursor = {
       ...(scope === 'project' ? { step: 'trust the workspace in Cursor (project hooks run only in a trusted workspace)' } : {}),
     }),
   },
+  mcp: { file: { project: '.cursor/mcp.json', user: userFile('.cursor/mcp.json') }, format: 'json', key: 'mcpServers', entry: plainEntry },
 } as const satisfies AgentAdapter;

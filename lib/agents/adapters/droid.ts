@@ -1,5 +1,14 @@
 import path from 'node:path';
-import { allToolsBut, coveringFolder, settingsHooks, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
+import {
+  allToolsBut,
+  coveringFolder,
+  settingsHooks,
+  stdioEntry,
+  userFile,
+  type AgentAdapter,
+  type Json,
+  type TrustSpec,
+} from '../adapter.js';
 
 /**
  * `hooks.hooksDisabled` turns every hook off; `droid exec` runs project hooks in any folder, the interactive
@@ -50,4 +59,10 @@ export const droid = {
     asyncPost: false,
   }),
   trust,
+  mcp: {
+    file: { project: '.factory/mcp.json', user: userFile('.factory/mcp.json') },
+    format: 'json',
+    key: 'mcpServers',
+    entry: stdioEntry,
+  },
 } as const satisfies AgentAdapter;

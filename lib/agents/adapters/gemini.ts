@@ -1,5 +1,14 @@
 import path from 'node:path';
-import { allToolsBut, HOOK_TIMEOUT_S, trustedByRules, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
+import {
+  allToolsBut,
+  HOOK_TIMEOUT_S,
+  plainEntry,
+  trustedByRules,
+  userFile,
+  type AgentAdapter,
+  type Json,
+  type TrustSpec,
+} from '../adapter.js';
 
 /**
  * In 0.61 hooks from settings files (user and project alike) are registered only in a trusted folder, after
@@ -97,4 +106,10 @@ export const gemini = {
     commandKey: 'command',
   },
   trust,
+  mcp: {
+    file: { project: '.gemini/settings.json', user: userFile('.gemini/settings.json') },
+    format: 'json',
+    key: 'mcpServers',
+    entry: plainEntry,
+  },
 } as const satisfies AgentAdapter;

@@ -1,4 +1,4 @@
-import { busEnvelope, busPlugin, loadedAtStart, userFile, type AgentAdapter } from '../adapter.js';
+import { busEnvelope, busMcp, busPlugin, loadedAtStart, userFile, type AgentAdapter } from '../adapter.js';
 
 /** Kilo Code's CLI, an OpenCode fork: the same plugin API. */
 export const kilo = {
@@ -12,4 +12,5 @@ export const kilo = {
     user: userFile('.config/kilo/plugin/git-ckpt.js', { variable: 'XDG_CONFIG_HOME', file: 'kilo/plugin/git-ckpt.js' }),
   }),
   trust: loadedAtStart('Kilo Code CLI'),
+  mcp: busMcp('kilo.json', userFile('.config/kilo/kilo.json', { variable: 'XDG_CONFIG_HOME', file: 'kilo/kilo.json' })),
 } as const satisfies AgentAdapter;

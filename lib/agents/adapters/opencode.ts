@@ -1,4 +1,4 @@
-import { busEnvelope, busPlugin, loadedAtStart, userFile, type AgentAdapter } from '../adapter.js';
+import { busEnvelope, busMcp, busPlugin, loadedAtStart, userFile, type AgentAdapter } from '../adapter.js';
 
 /** OpenCode: an in-process plugin forwards its bus events (hooks/bus-plugin.js). */
 export const opencode = {
@@ -12,4 +12,5 @@ export const opencode = {
     user: userFile('.config/opencode/plugins/git-ckpt.js', { variable: 'XDG_CONFIG_HOME', file: 'opencode/plugins/git-ckpt.js' }),
   }),
   trust: loadedAtStart('OpenCode'),
+  mcp: busMcp('opencode.json', userFile('.config/opencode/opencode.json', { variable: 'XDG_CONFIG_HOME', file: 'opencode/opencode.json' })),
 } as const satisfies AgentAdapter;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { settingsHooks, trustedByRules, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
+import { plainEntry, settingsHooks, trustedByRules, userFile, type AgentAdapter, type Json, type TrustSpec } from '../adapter.js';
 
 /**
  * A Gemini CLI fork: user hooks always run; project hooks only in a trusted folder, and every folder is
@@ -58,4 +58,11 @@ export const qwen = {
     skeleton: { $version: 4 },
   }),
   trust,
+  // Gemini CLI's, which it forked.
+  mcp: {
+    file: { project: '.qwen/settings.json', user: userFile('.qwen/settings.json', { variable: 'QWEN_HOME', file: 'settings.json' }) },
+    format: 'json',
+    key: 'mcpServers',
+    entry: plainEntry,
+  },
 } as const satisfies AgentAdapter;

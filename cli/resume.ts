@@ -2,8 +2,8 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { resumeWithRestore } from '../lib/agents/resume.js';
-import { forkedPlan, shellLine, unforkedPlan } from '../lib/model/resume-plan.js';
-import { forkCodexThread } from '../lib/agents/codex-fork.js';
+import { forkedPlan, shellLine, unforkedPlan } from '../lib/agents/resume-plan.js';
+import { forkSession } from '../lib/agents/fork.js';
 import { operationView } from '../lib/surfaces/views.js';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { exitCodeFor, previewOptions, printOperation } from './operation.js';
@@ -42,12 +42,12 @@ async function runResume(argv: ResumeArgs): Promise<void> {
   });
   const report = resumed.restore;
   let { plan } = resumed;
-  // Codex forks the thread right before that prompt (a new thread: the one resumed from is untouched).
+  // The agent forks the session right before that prompt (a new one: the one resumed from is untouched).
   if (plan.fork && !printOnly && !report.counts.failed) {
     try {
-      plan = forkedPlan(plan, await forkCodexThread(plan.fork.threadId, plan.fork.lastTurnId, ws.root, process.env));
+      plan = forkedPlan(plan, await forkSession(plan.agent, plan.fork.threadId, plan.fork.lastTurnId, ws.root, process.env));
     } catch (err) {
-      process.stderr.write(`git-ckpt: ${(err as Error).message}; open the thread and step back by hand\n`);
+      process.stderr.write(`git-ckpt: ${(err as Error).message}; open the conversation and step back by hand\n`);
       plan = unforkedPlan(plan);
     }
   }

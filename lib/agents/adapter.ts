@@ -196,6 +196,40 @@ export interface McpSpec {
   readonly entry: (launch: Launch) => Json;
 }
 
+/**
+ * How to open the agent's conversation again before a prompt, once git-ckpt has put the files back there
+ * (resume-plan.ts). No agent has a flag that opens an interactive session at an earlier prompt, so it is
+ * its resume command plus the one step inside it that goes back.
+ */
+interface ResumeSpec {
+  /** The argv that reopens a session. The id comes from a record: it never stands as a word of its own. */
+  readonly argv: (session: string) => string[];
+  /** Before the first prompt: a new conversation. */
+  readonly fresh: readonly string[];
+  /** What to do inside the reopened conversation to go back to `prompt` (“prompt 3 “its title””). */
+  readonly step: (prompt: string) => string;
+  /** A print-mode command that continues right before the prompt, in a fork of the session. */
+  readonly headless?: {
+    /** Pure: the transcript's id of the message before the prompt `promptId` (null: it is the first; undefined: not said). */
+    readonly lineBefore: (lines: readonly string[], promptId: string) => string | null | undefined;
+    /** The argv, but for the next prompt, which the person adds. */
+    readonly argv: (session: string, lineBefore: string) => string[];
+  };
+  /**
+   * The agent's own fork of a session after a turn, asked of `command` over JSON-RPC on stdio (fork.ts):
+   * after the `initialize` handshake, `request`; the new session is `sessionOf` its result.
+   */
+  readonly fork?: {
+    readonly command: readonly string[];
+    readonly initialize: Json;
+    readonly request: (session: string, lastTurn: string) => { readonly method: string; readonly params: Json };
+    readonly sessionOf: (result: Json) => string | null;
+    /** The step while the fork is planned, and once it is made. */
+    readonly planned: (prompt: string) => string;
+    readonly made: (prompt: string) => string;
+  };
+}
+
 export interface AgentAdapter<N extends string = string> {
   readonly name: N;
   /** The agent's name for people. */
@@ -212,6 +246,8 @@ export interface AgentAdapter<N extends string = string> {
   readonly trust?: TrustSpec;
   /** The agent's MCP client; none for an agent without one. */
   readonly mcp?: McpSpec;
+  /** Opening the conversation again before a prompt; none where git-ckpt cannot. */
+  readonly resume?: ResumeSpec;
 }
 
 // The kit: what adapters share, named by shape and never by agent.
@@ -349,6 +385,18 @@ export function busMcp(projectFile: string, user: Place['user']): McpSpec {
 
 /** Claude Code's entry (`type: stdio`), which others copied. */
 export const stdioEntry = (launch: Launch): Json => ({ type: 'stdio', ...plainEntry(launch) });
+
+/**
+ * Pure: the argv that reopens a session with a `--resume=<id>` option, which commander and yargs parsers
+ * take whole, whatever follows the `=` (Claude Code 2.1.332 answers `--resume=--dangerously-skip-permissions`
+ * with "not a UUID").
+ */
+export function resumeOption(command: string): (session: string) => string[] {
+  return (session) => [command, `--resume=${session}`];
+}
+
+/** The step of agents with a `/rewind` command that goes back in the conversation only. */
+export const slashRewind = (prompt: string) => `type /rewind and pick ${prompt} (the conversation only: the files are restored)`;
 
 /** The folder and each of its parents, nearest first. */
 export function selfAndParents(dir: string): string[] {

@@ -8,6 +8,7 @@
  * settings only, never in a project file (hooks-install.ts decides where).
  */
 import { CkptError } from '../model/errors.js';
+import { shellQuoted } from '../model/text.js';
 import type { Phase } from '../model/phases.js';
 import { HOOK_TIMEOUT_S, type ConfigWiring, type EventWiring } from './adapter.js';
 import { isObject, type Json } from './agent-config.js';
@@ -15,10 +16,6 @@ import { adapterOf, configWiring } from './registry.js';
 
 /** The entry script's file name: how our handlers are recognised in any config. */
 export const ENTRY_NAME = 'git-ckpt-hook';
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * Pure: the command an agent runs. Through `sh`, so the script needs no exec
@@ -28,7 +25,7 @@ function shellQuote(s: string): string {
  */
 export function hookCommand(script: string, agent: string, phase: Phase): string {
   // A bare name is the installed command, looked up on PATH (an npm bin link carries the exec bit).
-  const run = script.includes('/') ? `sh ${shellQuote(script)}` : script;
+  const run = script.includes('/') ? `sh ${shellQuoted(script)}` : script;
   return `${run} ${agent} ${phase} 2>/dev/null || true`;
 }
 

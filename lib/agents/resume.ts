@@ -1,16 +1,17 @@
 /**
  * `git ckpt resume turn:N`: the checkpoint before turn N of a session, and
- * how to open the agent's conversation there (model/resume-plan.ts). Claude
- * Code's print mode can start right before that prompt when its transcript
- * still names the line before it.
+ * how to open the agent's conversation there (resume-plan.ts). An agent's
+ * print mode can start right before that prompt when its transcript still
+ * names the message before it (the adapter reads the lines).
  */
 import { CkptError } from '../model/errors.js';
 import { parseAddress, promptTurn, resolveSession } from '../model/address.js';
 import { turnTitleKey, type CheckpointRecord } from '../model/ledger.js';
-import { RESUMABLE_AGENTS, resumePlan, type ResumePlan } from '../model/resume-plan.js';
+import { RESUMABLE_AGENTS, resumePlan, type ResumePlan } from './resume-plan.js';
 import { serialAt, turnTree } from '../model/turn-tree.js';
 import { splitForeignSession } from '../model/share-plan.js';
-import { completeLines, isToolResult } from '../model/rewind-detect.js';
+import { completeLines } from '../model/rewind-detect.js';
+import { adapterOf } from './registry.js';
 import type { Workspace } from '../workspace.js';
 import type { OperationReport } from '../restore/transaction.js';
 import { readTranscriptFrom, withinTime } from './transcript.js';
@@ -63,8 +64,10 @@ async function planResume(ws: Workspace, address: string, session: string | unde
       'nothing',
       `session ${sessionId.slice(0, 8)} has no agent on record: its checkpoints came from --session, not a hook`,
     );
+  const spec = adapterOf(agent).resume;
   const ofTurn = ofSession.find((r) => r.turn === serial && r.agentTurn && r.transcript);
-  const resumeAt = agent === 'claude' && ofTurn ? await lineBeforePrompt(ofTurn.transcript!, ofTurn.agentTurn!) : undefined;
+  const lineBefore = spec?.headless?.lineBefore;
+  const resumeAt = lineBefore && ofTurn ? await lineBeforePrompt(ofTurn.transcript!, ofTurn.agentTurn!, lineBefore) : undefined;
   const plan = resumePlan({
     agent,
     session: sessionId,
@@ -72,8 +75,7 @@ async function planResume(ws: Workspace, address: string, session: string | unde
     title: listed.titles[turnTitleKey(sessionId, serial)] ?? null,
     resumeAt,
     leftBehind: parsed.back > 0,
-    previousTurnId:
-      agent === 'codex' && parsed.back === 0 && parsed.turn > 1 ? turnId(ofSession, serialAt(tree, parsed.turn - 1)) : undefined,
+    previousTurnId: spec?.fork && parsed.back === 0 && parsed.turn > 1 ? turnId(ofSession, serialAt(tree, parsed.turn - 1)) : undefined,
   });
   if (!plan) throw new CkptError('usage', `resume knows ${RESUMABLE_AGENTS.join(', ')}; session ${sessionId.slice(0, 8)} is ${agent}'s`);
   return { target, plan };
@@ -95,46 +97,21 @@ export async function resumeWithRestore(
   };
 }
 
-interface TranscriptLine {
-  type?: string;
-  uuid?: string;
-  parentUuid?: unknown;
-  message?: { content?: unknown };
-}
-
-/**
- * The uuid of the last message (a user or assistant line) before Claude's prompt `promptId` (null: it
- * is the first), or undefined when the transcript does not say. `--resume-session-at` takes a
- * message: the line a prompt hangs off is often a system one (the last turn's stop-hook summary).
- */
-async function lineBeforePrompt(transcript: string, promptId: string): Promise<string | null | undefined> {
+/** The transcript's message right before the prompt `promptId`, as the agent's adapter reads its lines (undefined: not said). */
+async function lineBeforePrompt(
+  transcript: string,
+  promptId: string,
+  read: (lines: readonly string[], promptId: string) => string | null | undefined,
+): Promise<string | null | undefined> {
   try {
     const { chunk } = await withinTime(readTranscriptFrom(transcript, 0, SCAN_MAX_BYTES), SCAN_MS);
-    const needle = `"promptId":"${promptId}"`;
-    const byId = new Map<string, TranscriptLine>();
-    for (const text of completeLines(chunk).lines) {
-      let line: TranscriptLine;
-      try {
-        line = JSON.parse(text) as TranscriptLine;
-      } catch {
-        continue;
-      }
-      if (typeof line.uuid === 'string') byId.set(line.uuid, line);
-      if (!text.includes(needle)) continue;
-      if (line.type !== 'user' || isToolResult(line as Record<string, unknown>)) continue;
-      if (typeof line.parentUuid !== 'string') return null;
-      let at = byId.get(line.parentUuid);
-      while (at && at.type !== 'user' && at.type !== 'assistant')
-        at = typeof at.parentUuid === 'string' ? byId.get(at.parentUuid) : undefined;
-      return at?.uuid;
-    }
+    return read(completeLines(chunk).lines, promptId);
   } catch {
-    /* no transcript, or not readable: the interactive plan needs none */
+    return undefined; // no transcript, or not readable: the interactive plan needs none
   }
-  return undefined;
 }
 
-/** The agent's id of a turn (Codex's turn_id), when one of the session's records carries it. */
+/** The agent's id of a turn, when one of the session's records carries it. */
 function turnId(ofSession: readonly CheckpointRecord[], serial: number | undefined): string | undefined {
   return ofSession.find((r) => r.turn === serial && r.agentTurn)?.agentTurn;
 }

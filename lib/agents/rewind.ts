@@ -47,7 +47,7 @@ import { readLedger } from '../model/ledger.js';
 import { branchTo, turnLabel, turnTree } from '../model/turn-tree.js';
 import { readSessionState, sessionIds, updateSessionState } from '../store/sessions.js';
 import { shortSession } from '../model/short-ids.js';
-import { shellLine } from '../model/resume-plan.js';
+import { shellLine } from './resume-plan.js';
 import { snapshotLocked } from '../capture/snapshot.js';
 
 /** One hook reads at most this much of a transcript; the rest waits for the next one. */

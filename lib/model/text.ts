@@ -11,12 +11,18 @@ export function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** Pure: a word single-quoted for a POSIX shell, whatever it holds: the one quoter of every command line git-ckpt writes. */
+export function shellQuoted(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
 /**
  * Pure: a word of a command line git-ckpt prints for a person to run, quoted for a POSIX shell where it
- * needs it (a name holding a space, a quote, `$`, `;` … stays one word and runs nothing).
+ * needs it: a character the shell treats apart (a space, a quote, `$`, `;` …), or a `~` it would expand
+ * (first, or after `:` or `=`). Quoted, it stays one word and runs nothing.
  */
 export function shellWord(word: string): string {
-  return /^[\w@%+=:,./~^-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  return /^[\w@%+=:,./~-]+$/.test(word) && !/^~|[:=]~/.test(word) ? word : shellQuoted(word);
 }
 
 /** Pure: an option and its value as a printed command line takes them: `--name=value` when the value looks like an option itself. */

@@ -18,7 +18,7 @@ import type { OperationReport } from '../restore/restore.js';
 import type { Workspace } from '../workspace.js';
 import { checkpointView, operationView } from './views.js';
 import { resumeWithRestore } from '../agents/resume.js';
-import { resumeCommandLine, shellLine } from '../model/resume-plan.js';
+import { resumeCommandLine, shellLine } from '../agents/resume-plan.js';
 
 /** The most diff text a tool returns unless asked for more: a model's context is precious. */
 const DIFF_MAX_BYTES = 64 * 1024;

@@ -24,7 +24,7 @@ import { storePaths } from '../store/store.js';
 import { Workspace } from '../workspace.js';
 import { checkpointView } from './views.js';
 import { resumeWithRestore } from '../agents/resume.js';
-import { resumeCommandLine, shellLine } from '../model/resume-plan.js';
+import { resumeCommandLine, shellLine } from '../agents/resume-plan.js';
 import { pendingRewinds } from '../model/rewind-plan.js';
 
 export interface UiServerOptions {

@@ -1,5 +1,15 @@
 import path from 'node:path';
-import { allToolsBut, selfAndParents, settingsHooks, stdioEntry, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
+import { isToolResult } from '../../model/rewind-detect.js';
+import {
+  allToolsBut,
+  resumeOption,
+  selfAndParents,
+  settingsHooks,
+  stdioEntry,
+  userFile,
+  type AgentAdapter,
+  type TrustSpec,
+} from '../adapter.js';
 
 /** Its tools that cannot change files (hooks/README.md). */
 const READ_ONLY_TOOLS = [
@@ -57,6 +67,40 @@ const trust: TrustSpec = {
   },
 };
 
+interface TranscriptLine {
+  type?: string;
+  uuid?: string;
+  parentUuid?: unknown;
+  message?: { content?: unknown };
+}
+
+/**
+ * Pure: the uuid of the last message (a user or assistant line) before the prompt `promptId` in a transcript's
+ * lines (null: it is the first), or undefined when they do not say. `--resume-session-at` takes a message:
+ * the line a prompt hangs off is often a system one (the last turn's stop-hook summary).
+ */
+function messageBeforePrompt(lines: readonly string[], promptId: string): string | null | undefined {
+  const needle = `"promptId":"${promptId}"`;
+  const byId = new Map<string, TranscriptLine>();
+  for (const text of lines) {
+    let line: TranscriptLine;
+    try {
+      line = JSON.parse(text) as TranscriptLine;
+    } catch {
+      continue;
+    }
+    if (typeof line.uuid === 'string') byId.set(line.uuid, line);
+    if (!text.includes(needle)) continue;
+    if (line.type !== 'user' || isToolResult(line as Record<string, unknown>)) continue;
+    if (typeof line.parentUuid !== 'string') return null;
+    let at = byId.get(line.parentUuid);
+    while (at && at.type !== 'user' && at.type !== 'assistant')
+      at = typeof at.parentUuid === 'string' ? byId.get(at.parentUuid) : undefined;
+    return at?.uuid;
+  }
+  return undefined;
+}
+
 /** Anthropic's Claude Code: settings-file hooks, and HTTP hooks to the daemon. */
 export const claude = {
   name: 'claude',
@@ -85,5 +129,16 @@ export const claude = {
     format: 'json',
     key: 'mcpServers',
     entry: stdioEntry,
+  },
+  // Print mode continues from an exact message (`--resume-session-at`, into a fork of the session), which
+  // finds only messages of the conversation's current branch.
+  resume: {
+    argv: resumeOption('claude'),
+    fresh: ['claude'],
+    step: (prompt) => `press Esc twice, pick ${prompt} and choose “Restore conversation” (git-ckpt has restored the files already)`,
+    headless: {
+      lineBefore: messageBeforePrompt,
+      argv: (session, lineBefore) => ['claude', '-p', `--resume=${session}`, '--fork-session', `--resume-session-at=${lineBefore}`],
+    },
   },
 } as const satisfies AgentAdapter;

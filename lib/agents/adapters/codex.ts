@@ -158,4 +158,24 @@ export const codex = {
     key: 'mcp_servers',
     entry: plainEntry,
   },
+  // clap takes the session id after `--`. The app-server (JSON-RPC on stdio, the API its TUI uses) forks a
+  // thread after a turn (`thread/fork {threadId, lastTurnId}`): a new thread holding the turns up to that
+  // one, the thread forked from left as it is.
+  resume: {
+    argv: (session) => ['codex', 'resume', '--', session],
+    fresh: ['codex'],
+    step: (prompt) => `press Esc twice and step back to ${prompt}, then Enter to edit it`,
+    fork: {
+      command: ['codex', 'app-server'],
+      initialize: { clientInfo: { name: 'git-ckpt', title: null, version: '0' } },
+      request: (threadId, lastTurnId) => ({ method: 'thread/fork', params: { threadId, lastTurnId } }),
+      sessionOf: (result) => {
+        const thread = result.thread;
+        const id = thread && typeof thread === 'object' ? (thread as Json).id : undefined;
+        return typeof id === 'string' ? id : null;
+      },
+      planned: (prompt) => `git-ckpt forks the thread right before ${prompt} and opens the fork; the thread itself stays as it is`,
+      made: (prompt) => `a fork of the thread, right before ${prompt} (the thread itself is as it was)`,
+    },
+  },
 } as const satisfies AgentAdapter;

@@ -1,5 +1,15 @@
 import path from 'node:path';
-import { coveringFolder, flatHooks, HOOK_TIMEOUT_S, plainEntry, userFile, type AgentAdapter, type TrustSpec } from '../adapter.js';
+import {
+  coveringFolder,
+  flatHooks,
+  HOOK_TIMEOUT_S,
+  plainEntry,
+  resumeOption,
+  slashRewind,
+  userFile,
+  type AgentAdapter,
+  type TrustSpec,
+} from '../adapter.js';
 
 /** User hooks run anywhere; project hooks only in a folder of its config.json's trustedFolders (or below one). */
 const trust: TrustSpec = {
@@ -53,4 +63,5 @@ export const copilot = {
     key: 'mcpServers',
     entry: (launch) => ({ type: 'local', ...plainEntry(launch), tools: ['*'] }),
   },
+  resume: { argv: resumeOption('copilot'), fresh: ['copilot'], step: slashRewind },
 } as const satisfies AgentAdapter;

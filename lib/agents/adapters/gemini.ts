@@ -3,6 +3,8 @@ import {
   allToolsBut,
   HOOK_TIMEOUT_S,
   plainEntry,
+  resumeOption,
+  slashRewind,
   trustedByRules,
   userFile,
   type AgentAdapter,
@@ -112,4 +114,5 @@ export const gemini = {
     key: 'mcpServers',
     entry: plainEntry,
   },
+  resume: { argv: resumeOption('gemini'), fresh: ['gemini'], step: slashRewind },
 } as const satisfies AgentAdapter;

@@ -1,6 +1,6 @@
 /** git ckpt status: where the store is, what it holds, and whether the workspace moved on. */
 import type { Command } from 'commander';
-import { agentName } from '../lib/model/rewind-plan.js';
+import { agentTitle } from '../lib/agents/registry.js';
 import { argsOf, openWorkspace, printJson, warn, type GlobalArgs } from './common.js';
 import { formatBytes, relativeAge, shortId, skippedLines } from './format.js';
 import type { StatusReport } from '../lib/workspace.js';
@@ -76,7 +76,7 @@ async function runStatus(argv: StatusArgs): Promise<void> {
   if (report.interruptedForget) lines.push(`interrupted: ${report.interruptedForget}`);
   for (const r of report.rewinds) {
     const shell = r.shell ? `, ${r.shell} of them only by the shell` : '';
-    const kept = r.kind === 'code' ? `what ${agentName(r.agent)}'s rewind did not put back of ${r.turns}` : `${r.turns}'s changes`;
+    const kept = r.kind === 'code' ? `what ${agentTitle(r.agent)}'s rewind did not put back of ${r.turns}` : `${r.turns}'s changes`;
     lines.push(
       `rewound: session ${r.session.slice(0, 8)}'s conversation went back to before turn ${r.beforeTurn} (${relativeAge(r.time)}); the workspace still has ${kept} (${r.pending} file${r.pending === 1 ? '' : 's'}${shell})`,
     );

@@ -14,10 +14,6 @@ const ADAPTER_DIR = path.join(ROOT, 'lib', 'agents', 'adapters');
 
 /** The files that still name agents, and the concern that will take their names into the adapters (docs/research/adapters-plan.md §3). */
 const STILL_NAMING = {
-  'lib/agents/hook.ts': 'transcripts (step 7: the rewind notice names Claude)',
-  'lib/agents/rewind.ts': 'transcripts (step 7)',
-  'lib/model/rewind-detect.ts': 'transcripts (step 7)',
-  'lib/model/rewind-plan.ts': 'transcripts (step 7)',
   'cli/reference.ts': 'help text (step 8)',
 };
 

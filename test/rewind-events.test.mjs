@@ -370,7 +370,7 @@ test('R1: followRewind=auto restores only what the abandoned turn made for certa
   const next = await hook(box, 'codex', 'turn-start', { ...base, turn_id: 'tu3', hook_event_name: 'UserPromptSubmit', prompt: 'turn 3' });
   t.is(
     JSON.parse(next.stdout).systemMessage,
-    "git-ckpt: conversation rewound to before turn 2: restored 1 file of turn 2, which Codex's rewind did not put back: test-output.txt; left for you, changed while a tool call of turn 2 ran but not made by it for certain (it may be your own edit): notes.md: git ckpt restore turn:2~1@cx-r1 -- notes.md; git ckpt undo brings turn 2's files back",
+    "git-ckpt: conversation rewound to before turn 2: restored 1 file of turn 2, which Codex CLI's rewind did not put back: test-output.txt; left for you, changed while a tool call of turn 2 ran but not made by it for certain (it may be your own edit): notes.md: git ckpt restore turn:2~1@cx-r1 -- notes.md; git ckpt undo brings turn 2's files back",
   );
   t.is(readFileSync(path.join(box.ws, 'notes.md'), 'utf8'), 'v2, my own edit\n', 'the hand edit stays');
   t.false(existsSync(path.join(box.ws, 'test-output.txt')), 'what the shell call made goes');

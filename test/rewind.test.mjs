@@ -10,8 +10,17 @@ const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 
 const { turnTree, turnLabel, turnLabels, branchTo } = await import(libPath('turn-tree'));
 const { resolveBeforeTurn, revertSelection, parseAddress, resolveAddress } = await import(libPath('address'));
-const detect = await import(libPath('rewind-detect'));
-const { rewindScope, rewindOutcome, pendingRewinds } = await import(libPath('rewind-plan'));
+// The neutral half of rewind detection, and each agent's transcript reader (its adapter's).
+const detect = {
+  ...(await import(libPath('rewind-detect'))),
+  ...(await import(libPath('rewind'))),
+  ...(await import(libPath('claude'))),
+  ...(await import(libPath('codex'))),
+  ...(await import(libPath('gemini'))),
+};
+const { rewindScope: scopeWith, rewindOutcome, pendingRewinds } = await import(libPath('rewind-plan'));
+const { fileToolKind } = await import(libPath('registry'));
+const rewindScope = (records, session, turn, parent, root = '/') => scopeWith(records, session, turn, parent, root, fileToolKind);
 const { commitMessage, recordFromCommit } = await import(libPath('trailers'));
 const { recordProblem } = await import(libPath('ledger'));
 

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Phase } from '../model/phases.js';
+import type { RewindVerdict, TranscriptIndex } from '../model/rewind-detect.js';
 
 /** An environment as parsing may read it: only the variables the adapters name (registry.ts `pickAgentEnv`). */
 export type AgentEnv = Readonly<Record<string, string | undefined>>;
@@ -230,6 +231,31 @@ interface ResumeSpec {
   };
 }
 
+/**
+ * Noticing, after the fact, that the user rewound the conversation inside the agent: no agent fires a hook
+ * for it; each leaves it in its transcript, read from the lines it gained since the last hook (rewind.ts).
+ */
+interface TranscriptSpec {
+  /** The phases whose events read the transcript: when the agent has written what tells a rewind. */
+  readonly readsAt: readonly Phase[];
+  /**
+   * Pure: the new lines read into the session's index, and whether turn `turn` continues from an earlier turn
+   * than the one before it (`branch`: the turns before it, root first; `turnKeys`: the agent's turn ids to
+   * serials); `pending` when the agent has not written it yet (a later event of the turn asks again).
+   */
+  readonly read: (
+    index: TranscriptIndex,
+    lines: readonly string[],
+    at: { readonly turn: number; readonly branch: readonly number[]; readonly turnKeys: Readonly<Record<string, number>> },
+  ) => { index: TranscriptIndex; verdict: RewindVerdict | { pending: true } };
+  /** What an index of the session's previous transcript file carries over to a new one (a new segment); none: read anew. */
+  readonly carryOver?: (saved: TranscriptIndex) => Partial<TranscriptIndex>;
+  /** A fork that leaves no mark in its lines: found by the lines it copied from another session (its start says it is one). */
+  readonly forkByCopiedLines?: boolean;
+  /** The tools whose writes the agent's own rewind puts back: by the file path their input names, or a patch's paths. */
+  readonly fileTools?: { readonly path?: readonly string[]; readonly patch?: readonly string[] };
+}
+
 export interface AgentAdapter<N extends string = string> {
   readonly name: N;
   /** The agent's name for people. */
@@ -248,6 +274,8 @@ export interface AgentAdapter<N extends string = string> {
   readonly mcp?: McpSpec;
   /** Opening the conversation again before a prompt; none where git-ckpt cannot. */
   readonly resume?: ResumeSpec;
+  /** Reading its transcript for a rewind inside the agent; none where git-ckpt does not follow one. */
+  readonly transcript?: TranscriptSpec;
 }
 
 // The kit: what adapters share, named by shape and never by agent.

@@ -17,8 +17,7 @@ import { numberEvent, titleRecorded, type Numbering } from '../model/turns.js';
 import { rootHookLog, storePaths, storeRoot, type StorePaths } from '../store/store.js';
 import { DEFAULT_SETTINGS, readUserSettings, type Settings } from '../store/settings.js';
 import { callFailure } from './transcript.js';
-import { followRewind, noticeRewindLocked, type RewindFinding } from './rewind.js';
-import { rewindCheckDue } from '../model/rewind-detect.js';
+import { followRewind, noticeRewindLocked, rewindCheckDue, type RewindFinding } from './rewind.js';
 import { noCheckpointYet, runningBaseline } from '../capture/baseline.js';
 import { displayPath, unsafePathReason } from '../model/paths.js';
 import { locateWorkspace } from '../store/locate.js';
@@ -292,7 +291,7 @@ async function recordLocked(
               note,
             ).catch((err: unknown) => {
               note(
-                `a rewind inside the agent was not followed (for Claude, the next event of the turn tries again): ${(err as Error).message}`,
+                `a rewind inside the agent was not followed (the turn's next event that reads the transcript tries again): ${(err as Error).message}`,
               );
               return undefined;
             })

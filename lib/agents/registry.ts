@@ -56,6 +56,20 @@ export function configWiring(agent: string): ConfigWiring {
   return wiring;
 }
 
+/**
+ * Pure: whether a tool of the agent's is one whose writes its own rewind puts back, and how its input names
+ * them: a file path, or a patch's paths. @public (rewind.ts passes it on; tests use it)
+ */
+export function fileToolKind(agent: string | null, tool: string): 'path' | 'patch' | null {
+  const tools = agent === null ? undefined : adapterOf(agent).transcript?.fileTools;
+  return tools?.path?.includes(tool) ? 'path' : tools?.patch?.includes(tool) ? 'patch' : null;
+}
+
+/** The agent's name for people ("the agent" for none). */
+export function agentTitle(agent: string | null): string {
+  return agent === null ? 'the agent' : (BY_NAME.get(agent)?.title ?? agent);
+}
+
 /** The agents' names for people, in the registry's order: "Claude Code, Codex CLI, … and Cline CLI". */
 export function agentTitles(agents: readonly string[]): string {
   const titles = agents.map((a) => adapterOf(a).title);

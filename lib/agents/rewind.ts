@@ -1,8 +1,8 @@
 /**
  * Following a rewind of the conversation inside the agent: read what the
- * agent's transcript gained since the last hook (model/rewind-detect.ts says
- * what it means), and, once a rewind is seen, what the workspace still holds
- * of the turns left behind (model/rewind-plan.ts). Everything here fails
+ * agent's transcript gained since the last hook (its adapter's `transcript`
+ * says what it means), and, once a rewind is seen, what the workspace still
+ * holds of the turns left behind (model/rewind-plan.ts). Everything here fails
  * open: a transcript that cannot be read costs one line in hook.log, never
  * the agent's time past its budget, and never a checkpoint.
  */
@@ -13,23 +13,15 @@ import type { HookEvent } from './hook-payload.js';
 import type { Workspace } from '../workspace.js';
 import type { CheckpointRecord, ForkMark, RewindMark } from '../model/ledger.js';
 import {
-  claudeVerdict,
-  codexKept,
   completeLines,
   copiedFrom,
-  continuesFrom,
   emptyIndex,
   forkedTurn,
-  geminiPrompts,
-  indexClaudeLines,
-  indexCodexLines,
-  indexGeminiLines,
   type ForkSource,
   type RewindVerdict,
   type TranscriptIndex,
 } from '../model/rewind-detect.js';
 import {
-  agentName,
   leftBehindAddress,
   leftTurnsText,
   rewindOutcome,
@@ -49,6 +41,7 @@ import { readSessionState, sessionIds, updateSessionState } from '../store/sessi
 import { shortSession } from '../model/short-ids.js';
 import { shellLine } from './resume-plan.js';
 import { snapshotLocked } from '../capture/snapshot.js';
+import { adapterOf, agentTitle, fileToolKind } from './registry.js';
 
 /** One hook reads at most this much of a transcript; the rest waits for the next one. */
 const READ_MAX_BYTES = 8 * 1024 * 1024;
@@ -72,21 +65,38 @@ function saveIndex(paths: StorePaths, file: string, index: TranscriptIndex): voi
   writeFileAtomic(file, JSON.stringify(index));
 }
 
+/** The agent's transcript reader (rewindCheckDue names only agents that have one). */
+function readerOf(agent: string) {
+  const spec = adapterOf(agent).transcript;
+  if (!spec) throw new Error(`${agent} has no transcript reader`);
+  return spec;
+}
+
 /** The session's index to read on from (none yet, or torn: the transcript is read from its start). */
-function loadIndex(file: string, agent: TranscriptIndex['agent'], transcript: string): TranscriptIndex {
+function loadIndex(file: string, agent: string, transcript: string): TranscriptIndex {
   const saved = savedIndex(file);
   if (saved && saved.agent === agent) {
     if (saved.file === transcript) return { ...emptyIndex(agent, transcript), ...saved };
-    // Codex went on in a new rollout segment (a revert): where its turns started, and its fork's mark, are still known.
-    if (agent === 'codex')
-      return {
-        ...emptyIndex(agent, transcript),
-        turnStarts: saved.turnStarts ?? {},
-        fork: saved.fork ?? null,
-        forkChecked: saved.forkChecked,
-      };
+    // The agent went on in another file (a new segment): what its adapter says still holds.
+    const carried = readerOf(agent).carryOver?.(saved);
+    if (carried) return { ...emptyIndex(agent, transcript), ...carried };
   }
   return emptyIndex(agent, transcript);
+}
+
+/**
+ * Pure: the agent whose transcript this event reads for a rewind before its turn (once a turn, and only at
+ * the phases its adapter names: when the agent has written what tells a rewind), or null.
+ * @public (tests use it)
+ */
+export function rewindCheckDue(
+  event: { agent: string; phase: string; subagent: unknown; transcript: string | null },
+  turn: number | null,
+  checked: number,
+): string | null {
+  if (turn === null || turn <= checked || event.subagent || !event.transcript) return null;
+  const readsAt: readonly string[] | undefined = adapterOf(event.agent).transcript?.readsAt;
+  return readsAt?.includes(event.phase) ? event.agent : null;
 }
 
 interface RewindRead {
@@ -105,7 +115,7 @@ interface RewindRead {
 async function readRewind(
   paths: StorePaths,
   event: HookEvent,
-  agent: TranscriptIndex['agent'],
+  agent: string,
   state: SessionState,
   turn: number,
   branch: readonly number[],
@@ -120,24 +130,13 @@ async function readRewind(
     if (read.from !== index.offset)
       index = { ...emptyIndex(agent, transcript), turnStarts: index.turnStarts ?? {}, forkChecked: index.forkChecked };
     const { lines, bytes } = completeLines(read.chunk);
-    index = { ...index, offset: read.from + bytes };
-    let verdict: RewindRead['verdict'];
-    if (agent === 'claude') {
-      index = indexClaudeLines(index, lines, (promptId) => state.turnKeys[promptId]);
-      verdict = claudeVerdict(index, turn);
-    } else if (agent === 'codex') {
-      index = indexCodexLines(index, lines);
-      const idOf = new Map(Object.entries(state.turnKeys).map(([id, serial]) => [serial, id]));
-      const kept = codexKept(branch, (serial) => idOf.get(serial), index);
-      verdict = kept === undefined ? { rewound: false, why: "a turn's start is not in the rollout" } : continuesFrom(branch, kept);
-      index = { ...index, rolledBack: 0, historyEnd: null };
-    } else {
-      index = indexGeminiLines(index, lines);
-      // BeforeAgent fires before Gemini's chat records the new prompt (0.61.0): what it holds came before.
-      verdict = continuesFrom(branch, geminiPrompts(index));
-    }
-    saveIndex(paths, file, index);
-    return { verdict, index, file };
+    const { index: next, verdict } = readerOf(agent).read({ ...index, offset: read.from + bytes }, lines, {
+      turn,
+      branch,
+      turnKeys: state.turnKeys,
+    });
+    saveIndex(paths, file, next);
+    return { verdict, index: next, file };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { verdict: { rewound: false } };
@@ -158,7 +157,7 @@ async function readRewind(
 export async function noticeRewindLocked(
   ctx: StoreContext,
   event: HookEvent,
-  agent: TranscriptIndex['agent'],
+  agent: string,
   turn: number,
   state: SessionState,
   tree: string,
@@ -236,7 +235,7 @@ async function markConversation(
 }
 
 /**
- * Once a session: a fork of another one (Claude's --fork-session or /branch, a forked Codex thread) is
+ * Once a session: a fork of another one (marked in its lines, or found by the lines it copied) is
  * linked to it by a checkpoint of its own (the tree unchanged). Nothing of the workspace is touched:
  * the fork starts from the files as they are.
  */
@@ -253,10 +252,10 @@ async function followFork(
   const session = event.session!;
   let source = index.fork ?? undefined;
   if (!source) {
-    // Claude's --fork-session leaves no mark in the lines: its SessionStart said so, and its first lines are the other session's.
-    if (!state.forked || index.agent !== 'claude') return;
+    // A fork that leaves no mark in the lines: its session start said so, and its first lines are the other session's.
+    if (!state.forked || !adapterOf(index.agent).transcript?.forkByCopiedLines) return;
     if (Object.keys(index.labels).length === 0) return; // nothing of the transcript written yet
-    source = await claudeForkSource(ctx.paths, session, index, left);
+    source = await copiedForkSource(ctx.paths, session, index, left);
     if (!source) note('this session is a fork of one git-ckpt never read: it is not linked');
   }
   if (source && source.session !== session) {
@@ -275,12 +274,12 @@ async function followFork(
 }
 
 /**
- * The Claude session a fork's first lines were copied from: among the sessions git-ckpt keeps state for,
+ * The session of the same agent a fork's first lines were copied from: among the sessions git-ckpt keeps state for,
  * those whose index knows the fork's first line, each read on to its transcript's end first (the fork may
  * reach past the last line its own hooks read); the one that holds most of them, and of equals one that is
  * no fork itself (a sibling fork holds the same lines).
  */
-async function claudeForkSource(
+async function copiedForkSource(
   paths: StorePaths,
   own: string,
   fork: TranscriptIndex,
@@ -292,14 +291,14 @@ async function claudeForkSource(
     if (session === own || left() <= 0) continue;
     const file = indexFile(paths, session);
     let index = savedIndex(file);
-    if (index?.agent !== 'claude' || index.labels[first] === undefined) continue;
+    if (index?.agent !== fork.agent || index.labels[first] === undefined) continue;
     const state = readSessionState(paths.dir, session);
     try {
       const read = await withinTime(readTranscriptFrom(index.file, index.offset, READ_MAX_BYTES), Math.min(TRANSCRIPT_READ_MS, left()));
       if (read.from === index.offset) {
         const { lines, bytes } = completeLines(read.chunk);
         const turnKeys = state?.turnKeys ?? {};
-        index = { ...indexClaudeLines(index, lines, (promptId) => turnKeys[promptId]), offset: read.from + bytes };
+        index = readerOf(fork.agent).read({ ...index, offset: read.from + bytes }, lines, { turn: 0, branch: [], turnKeys }).index;
         saveIndex(paths, file, index);
       }
     } catch {
@@ -334,7 +333,7 @@ async function rewindFinding(
   parent: number,
   now: string,
 ): Promise<RewindFinding> {
-  const scope = rewindScope(records, session, turn, parent, ctx.location.root);
+  const scope = rewindScope(records, session, turn, parent, ctx.location.root, fileToolKind);
   const repo = { gitDir: ctx.paths.gitDir, cwd: ctx.location.root };
   if (!scope.before || !scope.end) {
     return { scope, outcome: rewindOutcome(scope, session, parent, { now: [], ended: [], uncaptured: new Set(), writer: new Map() }) };
@@ -464,6 +463,6 @@ export async function followRewind(
       note(`followRewind=auto: the restore was not made: ${(err as Error).message}`);
     }
   }
-  const message = rewindMessage(finding, agentName(event.agent), event.session!, restored);
+  const message = rewindMessage(finding, agentTitle(event.agent), event.session!, restored);
   return message ? { rewindNotice: message } : {};
 }

@@ -14,8 +14,8 @@ import type { CheckpointRecord, RewindKind, RewindMark } from './ledger.js';
 import type { TreeChange } from './tree.js';
 import { turnsLeft, turnTree } from './turn-tree.js';
 
-/** The tools whose writes an agent's own rewind can put back (Claude, Gemini CLI), and Codex's patch tool. */
-const FILE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'write_file', 'replace', 'edit', 'apply_patch']);
+/** Whether an agent's tool is one whose writes the agent's own rewind puts back, and how its input names them. */
+export type FileToolKind = (agent: string | null, tool: string) => 'path' | 'patch' | null;
 
 export interface RewindScope {
   /** Serials of the turns left behind, oldest first, and where the first of them stood on its branch. */
@@ -39,20 +39,27 @@ export interface RewindScope {
  * (absolute, or relative to the workspace), or a patch's `A x, M y, D z` list. None when it names none
  * it can be sure of (a summary cut short, a path outside the workspace).
  */
-function namedByInput(tool: string, input: string, root: string): string[] {
+function namedByInput(kind: 'path' | 'patch', input: string, root: string): string[] {
   const inWorkspace = (p: string) => {
     const rel = path.isAbsolute(p) ? path.relative(root, p) : path.normalize(p);
     return rel && !rel.startsWith('..') && !path.isAbsolute(rel) && !rel.endsWith('…') ? [rel.split(path.sep).join('/')] : [];
   };
-  if (tool === 'apply_patch') return input.split(', ').flatMap((item) => (/^[AMDR] ./.test(item) ? inWorkspace(item.slice(2).trim()) : []));
+  if (kind === 'patch') return input.split(', ').flatMap((item) => (/^[AMDR] ./.test(item) ? inWorkspace(item.slice(2).trim()) : []));
   return inWorkspace(input);
 }
 
 /**
  * Pure: the turns a rewind at turn `turn` back to turn `parent` left behind, and the checkpoints around them.
- * `root` (the workspace) reads the paths the file tools' inputs name.
+ * `root` (the workspace) reads the paths the file tools' inputs name; `fileTool` tells them (registry.ts).
  */
-export function rewindScope(records: readonly CheckpointRecord[], session: string, turn: number, parent: number, root = '/'): RewindScope {
+export function rewindScope(
+  records: readonly CheckpointRecord[],
+  session: string,
+  turn: number,
+  parent: number,
+  root: string,
+  fileTool: FileToolKind,
+): RewindScope {
   const tree = turnTree(records, session);
   const { left, firstPosition } = turnsLeft(tree.pathTo(turn - 1), parent);
   const leftSet = new Set(left);
@@ -66,8 +73,9 @@ export function rewindScope(records: readonly CheckpointRecord[], session: strin
   const fileToolPaths = new Set<string>();
   // What the file tool was asked to write, not what its post captured: a hand edit made while it ran is in that post too.
   for (const r of ofLeft) {
-    if (r.kind !== 'post' || r.tool === null || !FILE_TOOLS.has(r.tool)) continue;
-    const named = r.input ? namedByInput(r.tool, r.input, root) : r.paths.map((p) => p.path);
+    const kind = r.kind === 'post' && r.tool !== null ? fileTool(r.agent ?? null, r.tool) : null;
+    if (kind === null) continue;
+    const named = r.input ? namedByInput(kind, r.input, root) : r.paths.map((p) => p.path);
     for (const p of named) fileToolPaths.add(p);
   }
   const at = before ? records.indexOf(before) : -1;
@@ -144,13 +152,6 @@ export function rewindOutcome(
   }
   const shell = restorable.filter((p) => !scope.fileToolPaths.has(p)).length;
   return { mark: { parent, kind, pending: restorable.length, shell }, restorable, attributed, kept };
-}
-
-const AGENT_NAMES: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', gemini: 'Gemini CLI' };
-
-/** Pure: an agent's name as people know it. */
-export function agentName(agent: string | null): string {
-  return agent === null ? 'the agent' : (AGENT_NAMES[agent] ?? agent);
 }
 
 /** Pure: the address of the state before the first turn a rewind left behind, while that rewind is the latest. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isToolResult } from '../../model/rewind-detect.js';
+import { parseLine, type RewindVerdict, type TranscriptIndex } from '../../model/rewind-detect.js';
 import {
   allToolsBut,
   resumeOption,
@@ -66,6 +66,67 @@ const trust: TrustSpec = {
     };
   },
 };
+
+/** A user line that carries tool results is a step of its turn, not its prompt. */
+function isToolResult(line: Record<string, unknown>): boolean {
+  const content = (line.message as { content?: unknown } | undefined)?.content;
+  return Array.isArray(content) && content.some((b) => (b as { type?: unknown })?.type === 'tool_result');
+}
+
+/** Claude's labels are kept for this many lines; a parent older than that is unknown, and no rewind is claimed. */
+const LABELS_KEPT = 20_000;
+
+/**
+ * Pure: Claude transcript lines read into the index. `turnOf` gives the
+ * serial the hooks numbered a prompt id as (undefined: not one of ours).
+ * @public (tests use it)
+ */
+export function indexClaudeLines(
+  index: TranscriptIndex,
+  lines: readonly string[],
+  turnOf: (promptId: string) => number | undefined,
+): TranscriptIndex {
+  const labels = { ...index.labels };
+  const prompts = { ...index.prompts };
+  let fork = index.fork ?? null;
+  for (const text of lines) {
+    const line = parseLine(text);
+    if (!line || typeof line.uuid !== 'string') continue;
+    const from = line.forkedFrom as { sessionId?: unknown; messageUuid?: unknown } | undefined;
+    if (typeof from?.sessionId === 'string' && from.sessionId !== '')
+      fork = { session: from.sessionId, ...(typeof from.messageUuid === 'string' ? { message: from.messageUuid } : {}) };
+    const parentId =
+      typeof line.parentUuid === 'string' ? line.parentUuid : typeof line.logicalParentUuid === 'string' ? line.logicalParentUuid : null;
+    const parentLabel = parentId === null ? 0 : (labels[parentId] ?? -1);
+    const serial =
+      line.type === 'user' && typeof line.promptId === 'string' && line.isSidechain !== true && !isToolResult(line)
+        ? turnOf(line.promptId)
+        : undefined;
+    if (serial !== undefined && prompts[serial] === undefined) {
+      prompts[serial] = { uuid: line.uuid, from: parentLabel };
+      labels[line.uuid] = serial;
+    } else labels[line.uuid] = parentLabel;
+  }
+  const keys = Object.keys(labels);
+  const kept = keys.length > LABELS_KEPT ? Object.fromEntries(keys.slice(-LABELS_KEPT).map((k) => [k, labels[k]!])) : labels;
+  return { ...index, labels: kept, prompts, fork };
+}
+
+/**
+ * Pure: whether Claude's turn `serial` continues from an earlier turn than
+ * the one before it. Its prompt line may not be on disk yet (Claude writes
+ * it as the turn goes on): `pending` then, and a later event of the turn asks again.
+ * @public (tests use it)
+ */
+export function claudeVerdict(index: TranscriptIndex, serial: number): RewindVerdict | { pending: true } {
+  const prompt = index.prompts[serial];
+  if (!prompt) return { pending: true };
+  if (prompt.from < 0) return { rewound: false, why: "the prompt's parent line was never read" };
+  if (prompt.from >= serial - 1) return { rewound: false };
+  // Claimed only on evidence: a turn in between whose own prompt line this transcript holds.
+  for (let s = prompt.from + 1; s < serial; s++) if (index.prompts[s]) return { rewound: true, parent: prompt.from };
+  return { rewound: false, why: 'no prompt of the turns in between is in the transcript' };
+}
 
 interface TranscriptLine {
   type?: string;
@@ -140,5 +201,21 @@ export const claude = {
       lineBefore: messageBeforePrompt,
       argv: (session, lineBefore) => ['claude', '-p', `--resume=${session}`, '--fork-session', `--resume-session-at=${lineBefore}`],
     },
+  },
+  // It writes nothing at the rewind itself. The next prompt's line (every user line of a turn carries the hook's
+  // `prompt_id` as `promptId`) has a `parentUuid` pointing back before the turns left behind; each line's
+  // ancestry is kept as the serial of the deepest recorded prompt above it, so a parent far back in the file is
+  // known without reading it again (a compaction's boundary line has no parent but a `logicalParentUuid`). That
+  // line is written as the turn goes on: its first tool call or its end reads it. A fork: /branch marks every
+  // line it copied with `forkedFrom: {sessionId, messageUuid}`; --fork-session (2.1.332) copies the lines with
+  // their own uuids and no mark (their promptId rewritten to the fork's first prompt's).
+  transcript: {
+    readsAt: ['pre', 'post', 'turn-end'],
+    read: (index, lines, { turn, turnKeys }) => {
+      const next = indexClaudeLines(index, lines, (promptId) => turnKeys[promptId]);
+      return { index: next, verdict: claudeVerdict(next, turn) };
+    },
+    forkByCopiedLines: true,
+    fileTools: { path: ['Write', 'Edit', 'MultiEdit', 'NotebookEdit'] },
   },
 } as const satisfies AgentAdapter;

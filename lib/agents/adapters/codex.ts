@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { continuesFrom, parseLine, type TranscriptIndex } from '../../model/rewind-detect.js';
 import {
   plainEntry,
   selfAndParents,
@@ -135,6 +136,75 @@ const trust: TrustSpec = {
   verdict,
 };
 
+/** Pure: Codex rollout lines read into the index: where each turn started, and what a revert or a rollback dropped. @public (tests use it) */
+export function indexCodexLines(index: TranscriptIndex, lines: readonly string[]): TranscriptIndex {
+  let rolledBack = index.rolledBack;
+  const turnStarts = { ...index.turnStarts };
+  let historyEnd = index.historyEnd ?? null;
+  let fork = index.fork ?? null;
+  for (const text of lines) {
+    if (
+      !text.includes('thread_rolled_back') &&
+      !text.includes('task_started') &&
+      !text.includes('history_base') &&
+      !text.includes('forked_from_id')
+    )
+      continue;
+    const line = parseLine(text);
+    const payload = line?.payload as
+      | {
+          type?: unknown;
+          num_turns?: unknown;
+          turn_id?: unknown;
+          history_base?: { end_ordinal_exclusive?: unknown };
+          forked_from_id?: unknown;
+          forked_from_ordinal_exclusive?: unknown;
+        }
+      | undefined;
+    if (!line || !payload) continue;
+    if (line.type === 'session_meta' && typeof payload.forked_from_id === 'string' && payload.forked_from_id !== '' && !fork)
+      fork = {
+        session: payload.forked_from_id,
+        ...(Number.isInteger(payload.forked_from_ordinal_exclusive) ? { ordinal: payload.forked_from_ordinal_exclusive as number } : {}),
+      };
+    if (line.type === 'event_msg' && payload.type === 'thread_rolled_back' && Number.isInteger(payload.num_turns))
+      rolledBack += Math.max(0, payload.num_turns as number);
+    else if (
+      line.type === 'event_msg' &&
+      payload.type === 'task_started' &&
+      typeof payload.turn_id === 'string' &&
+      Number.isInteger(line.ordinal)
+    )
+      turnStarts[payload.turn_id] ??= line.ordinal as number;
+    else if (line.type === 'session_meta' && Number.isInteger(payload.history_base?.end_ordinal_exclusive))
+      historyEnd = payload.history_base!.end_ordinal_exclusive as number;
+  }
+  return { ...index, rolledBack, turnStarts, historyEnd, fork };
+}
+
+/**
+ * Pure: how many turns of the branch a new Codex segment keeps: those that started before its history
+ * end. Undefined when a turn's start was never read (no claim then).
+ * @public (tests use it)
+ */
+export function codexKept(
+  branch: readonly number[],
+  turnIdOf: (serial: number) => string | undefined,
+  index: TranscriptIndex,
+): number | undefined {
+  const end = index.historyEnd;
+  if (end === null || end === undefined) return branch.length - index.rolledBack;
+  // From the newest turn back: turns start in order, so the first one that started before the end keeps
+  // every one before it (whose ids a long session's state may no longer hold).
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const id = turnIdOf(branch[i]!);
+    const start = id === undefined ? undefined : index.turnStarts?.[id];
+    if (start === undefined) return undefined;
+    if (start < end) return Math.max(0, i + 1 - index.rolledBack);
+  }
+  return 0;
+}
+
 /** OpenAI's Codex CLI: `.codex/hooks.json`. */
 export const codex = {
   name: 'codex',
@@ -177,5 +247,25 @@ export const codex = {
       planned: (prompt) => `git-ckpt forks the thread right before ${prompt} and opens the fork; the thread itself stays as it is`,
       made: (prompt) => `a fork of the thread, right before ${prompt} (the thread itself is as it was)`,
     },
+  },
+  // 0.171's revert (its app-server's `thread/revert`, what the TUI's backtrack calls) starts a new rollout
+  // segment, `<rollout>_<segment>.jsonl`, whose `session_meta` says `history_base.end_ordinal_exclusive`: the
+  // thread keeps what came before that ordinal. Older builds wrote `thread_rolled_back` with `num_turns`. Both
+  // are written at the rewind: the prompt reads them. A forked thread's `session_meta` names `forked_from_id`
+  // and `forked_from_ordinal_exclusive`.
+  transcript: {
+    readsAt: ['turn-start'],
+    read: (index, lines, { branch, turnKeys }) => {
+      const next = indexCodexLines(index, lines);
+      const idOf = new Map(Object.entries(turnKeys).map(([id, serial]) => [serial, id]));
+      const kept = codexKept(branch, (serial) => idOf.get(serial), next);
+      return {
+        index: { ...next, rolledBack: 0, historyEnd: null },
+        verdict: kept === undefined ? { rewound: false, why: "a turn's start is not in the rollout" } : continuesFrom(branch, kept),
+      };
+    },
+    // A new segment: where its turns started, and its fork's mark, are still known.
+    carryOver: (saved) => ({ turnStarts: saved.turnStarts ?? {}, fork: saved.fork ?? null, forkChecked: saved.forkChecked }),
+    fileTools: { patch: ['apply_patch'] },
   },
 } as const satisfies AgentAdapter;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { continuesFrom, parseLine, type TranscriptIndex } from '../../model/rewind-detect.js';
 import {
   allToolsBut,
   HOOK_TIMEOUT_S,
@@ -65,6 +66,49 @@ const trust: TrustSpec = {
   },
 };
 
+/**
+ * Pure: Gemini session lines read into the index: the conversation as the CLI holds it (0.61.0). A
+ * `$set` record replaces it whole (written at each load and after a rewind), a message record adds a
+ * message or updates one, and `$rewindTo` drops that message and what follows (an id it does not hold
+ * empties it, as its own loader reads it). `userMessages` keeps each message's id, `*`-prefixed for a
+ * prompt: a tool's result is recorded as the user's too, and is no prompt.
+ * @public (tests use it)
+ */
+export function indexGeminiLines(index: TranscriptIndex, lines: readonly string[]): TranscriptIndex {
+  let messages = [...index.userMessages];
+  const key = (m: { id?: unknown; type?: unknown; content?: unknown }) =>
+    `${m.type === 'user' && isGeminiPrompt(m.content) ? '*' : ''}${String(m.id)}`;
+  const at = (id: string) => messages.findIndex((m) => m === id || m === `*${id}`);
+  for (const text of lines) {
+    const line = parseLine(text);
+    if (!line) continue;
+    const set = (line.$set as { messages?: unknown } | undefined)?.messages;
+    if (Array.isArray(set)) {
+      messages = (set as { id?: unknown }[]).filter((m) => typeof m?.id === 'string').map(key);
+    } else if (typeof line.$rewindTo === 'string') {
+      const found = at(line.$rewindTo);
+      messages = found >= 0 ? messages.slice(0, found) : [];
+    } else if (typeof line.id === 'string' && typeof line.type === 'string' && at(line.id) < 0) messages.push(key(line));
+  }
+  return { ...index, userMessages: messages };
+}
+
+/** Pure: how many prompts Gemini's conversation holds. @public (tests use it) */
+export function geminiPrompts(index: TranscriptIndex): number {
+  return index.userMessages.filter((m) => m.startsWith('*')).length;
+}
+
+/** A Gemini user record that is a prompt: its text, not a tool's result, nor the session context it starts with. */
+function isGeminiPrompt(content: unknown): boolean {
+  if (typeof content === 'string') return !content.startsWith('<session_context>');
+  if (!Array.isArray(content)) return false;
+  const parts = content as { text?: unknown; functionResponse?: unknown }[];
+  return (
+    parts.some((p) => typeof p?.text === 'string') &&
+    !parts.some((p) => p?.functionResponse !== undefined || (typeof p?.text === 'string' && p.text.startsWith('<session_context>')))
+  );
+}
+
 /** Google's Gemini CLI: it reads stderr when stdout is empty, so a hook prints `{}`. */
 export const gemini = {
   name: 'gemini',
@@ -115,4 +159,14 @@ export const gemini = {
     entry: plainEntry,
   },
   resume: { argv: resumeOption('gemini'), fresh: ['gemini'], step: slashRewind },
+  // It appends `{"$rewindTo":"<message id>"}` to its session file at once: that message and everything after it
+  // were dropped. BeforeAgent fires before its chat records the new prompt (0.61.0): what it holds came before.
+  transcript: {
+    readsAt: ['turn-start'],
+    read: (index, lines, { branch }) => {
+      const next = indexGeminiLines(index, lines);
+      return { index: next, verdict: continuesFrom(branch, geminiPrompts(next)) };
+    },
+    fileTools: { path: ['write_file', 'replace', 'edit'] },
+  },
 } as const satisfies AgentAdapter;

@@ -13,6 +13,10 @@ import { Argument, type Command } from 'commander';
 import { CkptError } from '../lib/model/errors.js';
 import { completionTable } from '../lib/store/layout.js';
 import { ADDRESS_COMMANDS } from './reference.js';
+import { HOOK_AGENTS, MCP_AGENTS } from '../lib/agents/registry.js';
+
+/** The values `--agent` takes, by command. */
+const AGENT_VALUES: Record<string, readonly string[]> = { hooks: [...HOOK_AGENTS, 'all'], mcp: [...MCP_AGENTS, 'all'] };
 
 interface CompletionData {
   commands: Record<string, string[]>;
@@ -84,6 +88,7 @@ export function candidates(
   if (!command) return pick(current.startsWith('-') ? d.global : Object.keys(d.commands));
   if (command === 'help') return pick(Object.keys(d.commands));
   if (before.at(-1) === '--session') return pick(view().sessions);
+  if (before.at(-1) === '--agent') return pick([...(AGENT_VALUES[command] ?? [])]);
   if (current.startsWith('-')) return pick([...(d.commands[command] ?? []), ...d.global]);
   if (ADDRESS_COMMANDS.has(command) && !before.includes('--')) {
     const v = view();

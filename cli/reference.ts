@@ -2,7 +2,18 @@
  * The reference text `git ckpt --help` ends with, and that the man page and
  * docs/reference.md carry with each command's notes: one source, so they cannot
  * drift. Plain text; scripts/reference.mjs turns it into roff and into Markdown.
+ * What it says of the agents comes from their adapters (lib/agents/registry.ts).
  */
+import { adapterOf, agentsWith, agentTitles } from '../lib/agents/registry.js';
+import { shellLine } from '../lib/agents/resume-plan.js';
+
+/** The agents that have this part, by title: "Claude Code, Codex CLI and Gemini CLI". */
+const titlesWith = (part: Parameters<typeof agentsWith>[0], conjunction: 'and' | 'or' = 'and') =>
+  agentTitles(agentsWith(part), conjunction);
+/** How each resumable agent's conversation is reopened, as a command line. */
+const resumeCommands = agentsWith((a) => a.resume)
+  .map((a) => shellLine(adapterOf(a).resume!.argv('ID')))
+  .join(', ');
 
 interface ReferenceSection {
   title: string;
@@ -59,7 +70,7 @@ export const REFERENCE: ReferenceSection[] = [
       ],
       [
         'prompt:ID',
-        'A turn named by the agent’s own id of its prompt (Claude Code’s prompt_id, Codex’s turn_id: log --json shows it as agentTurn), on whichever branch holds it.',
+        'A turn named by the agent’s own id of its prompt (a prompt_id or turn_id in its hook payload: log --json shows it as agentTurn), on whichever branch holds it.',
       ],
     ],
   },
@@ -131,7 +142,7 @@ export const REFERENCE: ReferenceSection[] = [
       ],
       [
         'ckpt.followRewind (ask)',
-        'After you rewind the conversation inside Claude Code, Codex or Gemini CLI: off only marks it; ask says in the agent (and in git ckpt status) what the workspace still holds of the turns left behind, and how to restore it; auto restores that too, after a rewind that put back the agent’s own edits, leaving what anything else changed since (undo brings them back). See docs/rewinds.md.',
+        `After you rewind the conversation inside ${titlesWith((a) => a.transcript, 'or')}: off only marks it; ask says in the agent (and in git ckpt status) what the workspace still holds of the turns left behind, and how to restore it; auto restores that too, after a rewind that put back the agent’s own edits, leaving what anything else changed since (undo brings them back). See docs/rewinds.md.`,
       ],
       [
         'ckpt.share.auto (off)',
@@ -220,14 +231,14 @@ export const COMMAND_NOTES: Record<string, string[]> = {
   ],
   undo: ['Reverse the last restore, revert or undo, new files included; run it again to redo.'],
   resume: [
-    'The files back to before turn N (a restore, with its guard and undo; as with restore, files the checkpoint lacks stay unless --delete-new, and only captured ones go), then the agent’s conversation there: on a terminal it starts the agent’s resume command (claude --resume=ID, codex resume -- ID, gemini --resume=ID, copilot --resume=ID: a session id, which may come from a fetched record, is never read as an option) and says the one step inside it that goes back to that prompt (Esc Esc, or /rewind); into a pipe it restores and prints them; --print and --dry-run print the plan and the commands and change nothing, start nothing.',
-    'For Codex it forks the thread right before that prompt itself (its app-server’s thread/fork after the turn before; the thread resumed from is untouched) and opens the fork. For Claude Code it also prints the print-mode command that continues right before that prompt in a fork of the session (--fork-session --resume-session-at <uuid>). A turn a rewind left behind gets its files back, but no agent reopens that branch of the conversation. See docs/rewinds.md.',
+    `The files back to before turn N (a restore, with its guard and undo; as with restore, files the checkpoint lacks stay unless --delete-new, and only captured ones go), then the agent’s conversation there: on a terminal it starts the agent’s resume command (${resumeCommands}: a session id, which may come from a fetched record, is never read as an option) and says the one step inside it that goes back to that prompt (Esc Esc, or /rewind); into a pipe it restores and prints them; --print and --dry-run print the plan and the commands and change nothing, start nothing.`,
+    `For ${titlesWith((a) => a.resume?.fork)}, which can fork a session itself, it forks the session right before that prompt (after the turn before; the session resumed from is untouched) and opens the fork. For ${titlesWith((a) => a.resume?.headless)} it also prints the print-mode command that continues right before that prompt in a fork of the session. A turn a rewind left behind gets its files back, but no agent reopens that branch of the conversation. See docs/rewinds.md.`,
   ],
   hook: [
     'What the agents run before and after each tool call, with their JSON payload on stdin. Always exits 0 and prints only the neutral answer. An agent name it does not know is read as generic.',
   ],
   hooks: [
-    'Wire git-ckpt into Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI, Qwen Code and Droid (their own config files, merged, idempotent, with a backup) and OpenCode, Kilo, pi and Cline (plugin or hook files of ours in their folders); Claude Code’s tool events as HTTP hooks to the daemon when it has them. What it writes is yours, not the team’s: hooks/README.md (Which files to commit) lists each agent’s files.',
+    `Wire git-ckpt into ${titlesWith((a) => a.wiring?.kind === 'config')} (their own config files, merged, idempotent, with a backup) and ${titlesWith((a) => a.wiring && a.wiring.kind !== 'config')} (plugin or hook files of ours in their folders); ${titlesWith((a) => a.wiring?.kind === 'config' && a.wiring.http)}’s tool events as HTTP hooks to the daemon when it has them. What it writes is yours, not the team’s: hooks/README.md (Which files to commit) lists each agent’s files.`,
   ],
   mcp: [
     'Without an action: the agent tools over MCP on stdin/stdout (docs/ui-and-mcp.md). With one: the server in each agent’s own MCP config, merged, idempotent, with a backup outside the project.',

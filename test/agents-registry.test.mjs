@@ -13,8 +13,11 @@ const NAMES = ADAPTERS.map((a) => a.name);
 const ADAPTER_DIR = path.join(ROOT, 'lib', 'agents', 'adapters');
 
 /** The files that still name agents, and the concern that will take their names into the adapters (docs/research/adapters-plan.md §3). */
-const STILL_NAMING = {
-  'cli/reference.ts': 'help text (step 8)',
+const STILL_NAMING = {};
+
+/** Words that name an agent's namesake, not the agent, and the file they may stand in, with why. */
+const EXEMPT = {
+  'cli/reference.ts': [['Cursor’s editor', 'watch serves editors without hooks; the editor is not the agent Cursor’s hooks wire']],
 };
 
 const sources = (dir) =>
@@ -33,6 +36,7 @@ const importsOf = (text) => [...text.matchAll(/(?:\bfrom|\bimport\(?)\s*'([^']+)
 function agentsNamedIn(rel) {
   if (rel === 'lib/agents/registry.ts') return [];
   let text = code(read(rel));
+  for (const [phrase] of EXEMPT[rel] ?? []) text = text.replaceAll(phrase, '');
   // An adapter may name the variables its agent's CLI sets, another agent's included (Qwen Code sets Claude's).
   if (rel.startsWith('lib/agents/adapters/')) text = text.replace(/'[A-Z][A-Z0-9_]*'/g, "''");
   return NAMES.filter((n) => rel !== `lib/agents/adapters/${n}.ts` && spelling(n).test(text));
@@ -139,3 +143,53 @@ test('every alias an adapter declares is read, by every parser; a canonical key 
   t.is(both.session, 'canonical');
   t.is(both.callId, 'c1', 'the canonical key in camelCase comes before an alias');
 });
+
+test('README’s agents table and the entry script’s lists are what scripts/agents.mjs makes of the adapters', async (t) => {
+  const { renderReadme, renderEntryScript } = await import(path.join(ROOT, 'scripts', 'agents.mjs'));
+  const readme = read('README.md');
+  t.is(readme, renderReadme(readme), 'README.md’s agents table is stale: node scripts/agents.mjs --write');
+  const script = readFileSync(HOOK_SCRIPT, 'utf8');
+  t.is(script, renderEntryScript(script), 'hooks/git-ckpt-hook’s lists are stale: node scripts/agents.mjs --write');
+  for (const a of ADAPTERS.filter((x) => x.wiring)) t.truthy(a.readme, `${a.name} has a README row`);
+});
+
+test('hooks/README.md’s first install line names every agent hooks install wires', (t) => {
+  const line = read('hooks/README.md')
+    .split('\n')
+    .find((l) => l.startsWith('git ckpt hooks install --agent claude'));
+  const listed = /# or (.*), all$/.exec(line ?? '')?.[1]?.split(', ');
+  t.deepEqual(
+    listed,
+    NAMES.filter((n) => adapterOf(n).wiring && n !== 'claude'),
+  );
+});
+
+/** The agents proven by payloads copied from their source (no CLI run here): their fixture folders. */
+const SOURCE_FIXTURES = { qoder: 'qoder-1.1.52-source', auggie: 'auggie-0.36.0-source', letta: 'letta-code-0.32.18-source' };
+
+for (const [agent, folder] of Object.entries(SOURCE_FIXTURES))
+  test(`${agent}: a payload from its source for every event it is wired for, each read with its session, phase and tool`, (t) => {
+    const lines = read(`test/fixtures/${folder}/hook-payloads.jsonl`)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const wiring = adapterOf(agent).wiring;
+    t.deepEqual(
+      wiring.events.map((e) => e.event).filter((event) => !lines.some((l) => l.event === event)),
+      [],
+      'an event without a fixture',
+    );
+    // The session the agent's environment names where a payload names none (Letta's Stop).
+    const env = Object.fromEntries((adapterOf(agent).payload.sessionEnv ?? []).map((key) => [key, 'from-env']));
+    for (const { phase, event, payload } of lines) {
+      t.is(wiring.events.find((e) => e.event === event)?.phase, phase, `${event} is wired as ${phase}`);
+      const e = parseHookPayload(agent, phase, JSON.stringify(payload), env);
+      t.deepEqual(e.problems, [], event);
+      t.truthy(e.session, `${event}: a session`);
+      if (agent === 'letta') t.is(e.subagent, null, `${event}: its agent_id is the session, not a subagent`);
+      if (phase === 'pre' || phase === 'post') t.truthy(e.tool, `${event}: a tool`);
+      if (phase === 'turn-start' && payload.prompt !== undefined) t.is(e.prompt, payload.prompt);
+      if (phase === 'post')
+        t.is(e.failed, /Failure$/.test(event) || 'tool_error' in payload || payload.tool_result?.status === 'error', event);
+    }
+  });

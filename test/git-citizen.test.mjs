@@ -234,7 +234,7 @@ test('version: git-ckpt, git and Node; versions compared as numbers', async (t) 
   t.true(versionBelow('1.99', '2.32'));
 });
 
-test('completion inside git’s own bash completion: commands, options, checkpoint ids, turn addresses, sessions', async (t) => {
+test('completion inside git’s own bash completion: commands, options, checkpoint ids, turn addresses, sessions, agents', async (t) => {
   const box = sandbox();
   write(box, 'a.txt', 'a\n');
   const made = await ckptJson(box, ['snapshot', '--session', 'sess-abcdef12', '--turn', '1']);
@@ -258,6 +258,10 @@ __git_wrap__git_main; printf '%s\\n' "\${COMPREPLY[@]}"`,
   t.deepEqual(complete('git ckpt restore turn:'), ['turn:1', 'turn:2', 'turn:1@sess-abcdef12', 'turn:2@sess-abcdef12']);
   t.deepEqual(complete('git ckpt log --session s'), ['sess-abcdef12']);
   t.true(complete('git ckpt log --s').includes('--session'));
+  // --agent takes the agents the command knows, from the registry.
+  t.deepEqual(complete('git ckpt hooks install --agent c'), ['claude', 'codex', 'cursor', 'copilot', 'cline']);
+  t.false(complete('git ckpt mcp install --agent ').includes('pi'), 'pi has no MCP client');
+  t.true(complete('git ckpt mcp install --agent ').includes('all'));
   t.regex((await ckpt(box, ['completion', 'zsh'])).stdout, /^#compdef git-ckpt/);
 });
 

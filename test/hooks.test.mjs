@@ -255,6 +255,79 @@ const AGENT_CASES = {
     }),
     expect: { session: 'dr-1', tool: 'Execute', call: undefined, input: 'touch file.txt' },
   },
+  // As their source sends them (test/fixtures/*-source/hook-payloads.jsonl): no CLI of theirs runs here.
+  qoder: {
+    stdout: '',
+    env: (box) => ({ QODER_PROJECT_DIR: box.ws, CLAUDE_PROJECT_DIR: box.ws }),
+    pre: (box) => ({
+      session_id: 'qd-1',
+      transcript_path: '/home/u/.qoder/projects/p/qd-1.jsonl',
+      cwd: box.ws,
+      hook_event_name: 'PreToolUse',
+      permission_mode: 'default',
+      tool_use_id: 'toolu_qd1',
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'hi' },
+    }),
+    post: (box) => ({
+      session_id: 'qd-1',
+      transcript_path: '/home/u/.qoder/projects/p/qd-1.jsonl',
+      cwd: box.ws,
+      hook_event_name: 'PostToolUse',
+      permission_mode: 'default',
+      tool_use_id: 'toolu_qd1',
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'hi' },
+      tool_response: { filePath: path.join(box.ws, 'file.txt'), success: true },
+    }),
+    expect: { session: 'qd-1', tool: 'Write', call: 'toolu_qd1', input: 'file.txt' },
+  },
+  auggie: {
+    stdout: '',
+    env: (box) => ({ AUGMENT_PROJECT_DIR: box.ws, AUGMENT_CONVERSATION_ID: 'au-1' }),
+    pre: (box) => ({
+      hook_event_name: 'PreToolUse',
+      conversation_id: 'au-1',
+      workspace_roots: [box.ws],
+      tool_name: 'save-file',
+      tool_input: { path: 'file.txt', file_content: 'hi' },
+      is_mcp_tool: false,
+    }),
+    post: (box) => ({
+      hook_event_name: 'PostToolUse',
+      conversation_id: 'au-1',
+      workspace_roots: [box.ws],
+      tool_name: 'save-file',
+      tool_input: { path: 'file.txt', file_content: 'hi' },
+      is_mcp_tool: false,
+      tool_output: 'File saved.',
+      tool_error: null,
+      file_changes: [{ path: 'file.txt', changeType: 'create' }],
+    }),
+    expect: { session: 'au-1', tool: 'save-file', call: undefined, input: 'file.txt' },
+  },
+  letta: {
+    stdout: '',
+    env: (box) => ({ LETTA_WORKING_DIR: box.ws, LETTA_AGENT_ID: 'agent-lt-1' }),
+    pre: (box) => ({
+      event_type: 'PreToolUse',
+      working_directory: box.ws,
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'hi' },
+      tool_call_id: 'toolu_lt1',
+      agent_id: 'agent-lt-1',
+    }),
+    post: (box) => ({
+      event_type: 'PostToolUse',
+      working_directory: box.ws,
+      tool_name: 'Write',
+      tool_input: { file_path: path.join(box.ws, 'file.txt'), content: 'hi' },
+      tool_call_id: 'toolu_lt1',
+      tool_result: { status: 'success', output: 'Wrote file.txt' },
+      agent_id: 'agent-lt-1',
+    }),
+    expect: { session: 'agent-lt-1', tool: 'Write', call: 'toolu_lt1', input: 'file.txt' },
+  },
 };
 
 for (const [agent, c] of Object.entries(AGENT_CASES)) {
@@ -736,6 +809,12 @@ test('hooks install: merges into existing configs with other hooks, is idempoten
     droid: [
       '.factory/settings.json',
       { model: 'custom:m', hooks: { PostToolUse: [{ matcher: 'Edit', hooks: [{ type: 'command', command: 'prettier --write' }] }] } },
+    ],
+    qoder: ['.qoder/settings.local.json', { model: 'q', hooks: { Stop: [{ hooks: [{ type: 'command', command: 'say done' }] }] } }],
+    auggie: ['.augment/settings.local.json', undefined],
+    letta: [
+      '.letta/settings.local.json',
+      { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'guard.sh', timeout: 5000 }] }] } },
     ],
   };
   for (const [agent, [rel, config]] of Object.entries(existing)) {
@@ -1315,8 +1394,9 @@ test('hooks status shows the agents wired or used here, not every agent twice; -
   const some = (await ckpt(box, ['hooks', 'status'])).stdout;
   t.regex(some, /^codex +project +wired/m);
   t.regex(some, /^claude +project +not wired/m);
-  t.notRegex(some, /^(gemini|cursor|copilot|qwen|droid|opencode|kilo|pi|cline) /m);
-  t.regex(some, /\(20 more not wired, and no config folder of theirs here: --agent all lists them\)/);
+  t.notRegex(some, /^(gemini|cursor|copilot|qwen|droid|opencode|kilo|pi|cline|qoder|auggie|letta) /m);
+  const unshown = install.HOOK_AGENTS.length * 2 - 2;
+  t.regex(some, new RegExp(`\\(${unshown} more not wired, and no config folder of theirs here: --agent all lists them\\)`));
   const everything = (await ckpt(box, ['hooks', 'status', '--agent', 'all'])).stdout;
-  t.is(everything.split('\n').filter((line) => /^[a-z]+ +(project|user) /.test(line)).length, 22);
+  t.is(everything.split('\n').filter((line) => /^[a-z]+ +(project|user) /.test(line)).length, install.HOOK_AGENTS.length * 2);
 });

@@ -188,7 +188,7 @@ test('resume: a codex app-server that closes its input at once gets one line, no
   t.is(lines.length, 1, r.stderr);
   t.regex(
     lines[0],
-    /^git-ckpt: codex app-server (closed its input \(EPIPE\)|exited \(\d+\)) before it forked the thread; open the thread and step back by hand$/,
+    /^git-ckpt: codex app-server (closed its input \(EPIPE\)|exited \(\d+\)) before it forked the session; open the conversation and step back by hand$/,
   );
   t.false(r.stderr.includes('    at '), 'no stack');
   t.regex(r.stdout, /now open the conversation with: codex resume -- cx-epipe/);

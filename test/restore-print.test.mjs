@@ -206,6 +206,6 @@ test('an agent that exits at once: a codex app-server that closes its input gets
   t.is(r.code, 0, r.stderr);
   const lines = r.stderr.trim().split('\n');
   t.is(lines.length, 1, r.stderr);
-  t.regex(lines[0], /^git-ckpt: codex app-server .*; open the thread and step back by hand$/);
+  t.regex(lines[0], /^git-ckpt: codex app-server .*; open the conversation and step back by hand$/);
   t.regex(r.stdout, /press Esc twice and step back to prompt 2/);
 });

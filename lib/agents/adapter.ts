@@ -276,6 +276,12 @@ export interface AgentAdapter<N extends string = string> {
   readonly resume?: ResumeSpec;
   /** Reading its transcript for a rewind inside the agent; none where git-ckpt does not follow one. */
   readonly transcript?: TranscriptSpec;
+  /**
+   * Its row in README's table of supported agents (scripts/agents.mjs writes it): the version its real CLI
+   * was tested at, the files it is wired through, what it waits per mutating tool call (the bench's session
+   * replay) and its known gaps.
+   */
+  readonly readme?: { readonly tested: string; readonly wiredThrough: string; readonly waits: string; readonly gaps: string };
 }
 
 // The kit: what adapters share, named by shape and never by agent.
@@ -328,6 +334,12 @@ export function settingsHooks(o: {
   asyncPost: boolean;
   skeleton?: Json;
   http?: ConfigWiring['http'];
+  /** The prompt's event where the agent renamed it (default `UserPromptSubmit`). */
+  promptEvent?: string;
+  /** The agent has no SubagentStop. */
+  noSubagentEvent?: boolean;
+  /** Keys every handler of ours carries besides Claude Code's (an agent's own switches). */
+  handlerExtras?: Json;
 }): ConfigWiring {
   const timeout = o.timeoutUnit === 'ms' ? HOOK_TIMEOUT_S * 1000 : HOOK_TIMEOUT_S;
   return {
@@ -341,9 +353,9 @@ export function settingsHooks(o: {
       { event: 'PreToolUse', phase: 'pre', tools: true },
       { event: 'PostToolUse', phase: 'post', tools: true },
       ...(o.failureEvent ? [{ event: 'PostToolUseFailure', phase: 'post' as const, tools: true }] : []),
-      { event: 'UserPromptSubmit', phase: 'turn-start' },
+      { event: o.promptEvent ?? 'UserPromptSubmit', phase: 'turn-start' },
       { event: 'Stop', phase: 'turn-end' },
-      { event: 'SubagentStop', phase: 'subagent-end' },
+      ...(o.noSubagentEvent ? [] : [{ event: 'SubagentStop', phase: 'subagent-end' as const }]),
       { event: 'SessionStart', phase: 'session-start' },
     ],
     handler: (command, _phase, event) => ({
@@ -351,6 +363,7 @@ export function settingsHooks(o: {
       command,
       timeout,
       ...(o.asyncPost && event === 'PostToolUse' ? { async: true } : {}),
+      ...o.handlerExtras,
     }),
     commandKey: 'command',
     ...(o.http ? { http: o.http } : {}),

@@ -14,12 +14,11 @@ import { parse as parseToml } from 'smol-toml';
 import { CkptError } from '../model/errors.js';
 import type { Launch, McpSpec } from './adapter.js';
 import { readConfig, readConfigText, writeConfig, writeConfigText, type Json, type Scope } from './agent-config.js';
-import { ADAPTERS, adapterOf, type AgentName } from './registry.js';
+import { adapterOf, type AgentName } from './registry.js';
 import { mcpCommandOnPath, mcpEntryScript } from '../store/layout.js';
 
-/** The agents whose MCP config git-ckpt writes: those with an MCP client. */
+export { MCP_AGENTS } from './registry.js';
 export type McpAgent = AgentName;
-export const MCP_AGENTS: readonly McpAgent[] = ADAPTERS.filter((a) => a.mcp !== undefined).map((a) => a.name);
 
 function mcpOf(agent: McpAgent): McpSpec {
   const adapter = adapterOf(agent);

@@ -4,6 +4,7 @@
  * but this file imports an adapter; test/agents-registry.test.mjs keeps it so.
  */
 import type { AgentAdapter, AgentEnv, ConfigWiring, PayloadField, Wiring } from './adapter.js';
+import { auggie } from './adapters/auggie.js';
 import { claude } from './adapters/claude.js';
 import { cline } from './adapters/cline.js';
 import { codex } from './adapters/codex.js';
@@ -13,12 +14,14 @@ import { droid } from './adapters/droid.js';
 import { gemini } from './adapters/gemini.js';
 import { generic } from './adapters/generic.js';
 import { kilo } from './adapters/kilo.js';
+import { letta } from './adapters/letta.js';
 import { opencode } from './adapters/opencode.js';
 import { pi } from './adapters/pi.js';
+import { qoder } from './adapters/qoder.js';
 import { qwen } from './adapters/qwen.js';
 
 /** In the order help and lists show them; `generic`, the neutral protocol, last. */
-const LIST = [claude, codex, gemini, cursor, copilot, qwen, droid, opencode, kilo, pi, cline, generic] as const;
+const LIST = [claude, codex, gemini, cursor, copilot, qwen, droid, opencode, kilo, pi, cline, qoder, auggie, letta, generic] as const;
 export type AgentName = (typeof LIST)[number]['name'];
 /** @public (the structure test reads it; the engines will, as their concerns move into the adapters) */
 export const ADAPTERS: readonly AgentAdapter<AgentName>[] = LIST;
@@ -41,6 +44,8 @@ export function isAgentName(v: string): v is AgentName {
 export const HOOK_AGENTS: readonly AgentName[] = ADAPTERS.filter((a) => a.wiring !== undefined).map((a) => a.name);
 /** @public (tests use it) The agents wired through hooks in their JSON config file. */
 export const CONFIG_AGENTS: readonly AgentName[] = ADAPTERS.filter((a) => a.wiring?.kind === 'config').map((a) => a.name);
+/** The agents whose MCP config `mcp install` writes: those with an MCP client. */
+export const MCP_AGENTS: readonly AgentName[] = ADAPTERS.filter((a) => a.mcp !== undefined).map((a) => a.name);
 
 /** How an agent is wired; an agent without wiring (the neutral protocol) is a caller's mistake. */
 export function wiringOf(agent: string): Wiring {
@@ -70,10 +75,23 @@ export function agentTitle(agent: string | null): string {
   return agent === null ? 'the agent' : (BY_NAME.get(agent)?.title ?? agent);
 }
 
-/** The agents' names for people, in the registry's order: "Claude Code, Codex CLI, … and Cline CLI". */
-export function agentTitles(agents: readonly string[]): string {
+/** The agents' names for people, in the order given: "Claude Code, Codex CLI, … and Cline CLI". */
+export function agentTitles(agents: readonly string[], conjunction: 'and' | 'or' = 'and'): string {
   const titles = agents.map((a) => adapterOf(a).title);
-  return titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : (titles[0] ?? '');
+  return titles.length > 1 ? `${titles.slice(0, -1).join(', ')} ${conjunction} ${titles.at(-1)}` : (titles[0] ?? '');
+}
+
+/** The names of the agents an adapter's part says something of, in the registry's order. */
+export function agentsWith(has: (adapter: AgentAdapter<AgentName>) => unknown): AgentName[] {
+  return ADAPTERS.filter((a) => has(a)).map((a) => a.name);
+}
+
+/** README's table of supported agents, one row per adapter that has one. @public (scripts/agents.mjs writes it) */
+export function agentTable(): string {
+  const rows = ADAPTERS.flatMap((a) =>
+    a.readme ? [`| ${a.title} | ${a.readme.tested} | ${a.readme.wiredThrough} | ${a.readme.waits} | ${a.readme.gaps} |`] : [],
+  );
+  return ['| agent | tested | wired through | waits | known gaps |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The agents whose payloads `git ckpt hook` reads (their hooks and plugins name them); anything else is read as `generic`. */

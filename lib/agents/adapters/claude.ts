@@ -218,4 +218,10 @@ export const claude = {
     forkByCopiedLines: true,
     fileTools: { path: ['Write', 'Edit', 'MultiEdit', 'NotebookEdit'] },
   },
+  readme: {
+    tested: '2.1.332',
+    wiredThrough: '`.claude/settings.local.json` command hooks; tool events as HTTP hooks to the daemon (the token in your user settings)',
+    waits: '100 ms (HTTP: ~7 ms)',
+    gaps: '—',
+  },
 } as const satisfies AgentAdapter;

@@ -97,4 +97,10 @@ export const cline = {
     key: 'mcpServers',
     entry: plainEntry,
   },
+  readme: {
+    tested: '3.0.65',
+    wiredThrough: 'a hook file per event in `.clinerules/hooks/`',
+    waits: '149 ms',
+    gaps: 'no hook gets the prompt: turns numbered, not titled; a turn is a Cline task',
+  },
 } as const satisfies AgentAdapter;

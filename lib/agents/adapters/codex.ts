@@ -268,4 +268,10 @@ export const codex = {
     carryOver: (saved) => ({ turnStarts: saved.turnStarts ?? {}, fork: saved.fork ?? null, forkChecked: saved.forkChecked }),
     fileTools: { patch: ['apply_patch'] },
   },
+  readme: {
+    tested: '0.171.0',
+    wiredThrough: '`.codex/hooks.json`',
+    waits: '104 ms',
+    gaps: 'two trust gates (project, then `/hooks`)',
+  },
 } as const satisfies AgentAdapter;

@@ -64,4 +64,10 @@ export const copilot = {
     entry: (launch) => ({ type: 'local', ...plainEntry(launch), tools: ['*'] }),
   },
   resume: { argv: resumeOption('copilot'), fresh: ['copilot'], step: slashRewind },
+  readme: {
+    tested: '1.0.102',
+    wiredThrough: '`.github/hooks/` or `~/.copilot/hooks/`',
+    waits: '121 ms',
+    gaps: 'project hooks only in a trusted folder',
+  },
 } as const satisfies AgentAdapter;

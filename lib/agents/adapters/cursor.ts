@@ -30,4 +30,10 @@ export const cursor = {
     }),
   },
   mcp: { file: { project: '.cursor/mcp.json', user: userFile('.cursor/mcp.json') }, format: 'json', key: 'mcpServers', entry: plainEntry },
+  readme: {
+    tested: 'payloads only',
+    wiredThrough: '`.cursor/hooks.json`',
+    waits: '—',
+    gaps: 'no CLI to run here; trust not readable',
+  },
 } as const satisfies AgentAdapter;

@@ -65,4 +65,10 @@ export const droid = {
     key: 'mcpServers',
     entry: stdioEntry,
   },
+  readme: {
+    tested: '0.225',
+    wiredThrough: '`.factory/settings.json` command hooks',
+    waits: '102 ms',
+    gaps: 'no post for a failed call (the next pre records it, without the exit code)',
+  },
 } as const satisfies AgentAdapter;

@@ -169,4 +169,10 @@ export const gemini = {
     },
     fileTools: { path: ['write_file', 'replace', 'edit'] },
   },
+  readme: {
+    tested: '0.61.0',
+    wiredThrough: '`.gemini/settings.json`',
+    waits: '95 ms',
+    gaps: 'hooks only in a trusted folder',
+  },
 } as const satisfies AgentAdapter;

@@ -13,4 +13,10 @@ export const kilo = {
   }),
   trust: loadedAtStart('Kilo Code CLI'),
   mcp: busMcp('kilo.json', userFile('.config/kilo/kilo.json', { variable: 'XDG_CONFIG_HOME', file: 'kilo/kilo.json' })),
+  readme: {
+    tested: '7.7.7',
+    wiredThrough: 'the same plugin in `.kilo/plugin/`',
+    waits: '97 ms',
+    gaps: 'a tool that throws gets no post (the same plugin API)',
+  },
 } as const satisfies AgentAdapter;

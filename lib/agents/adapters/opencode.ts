@@ -13,4 +13,10 @@ export const opencode = {
   }),
   trust: loadedAtStart('OpenCode'),
   mcp: busMcp('opencode.json', userFile('.config/opencode/opencode.json', { variable: 'XDG_CONFIG_HOME', file: 'opencode/opencode.json' })),
+  readme: {
+    tested: '1.18.33',
+    wiredThrough: 'a plugin in `.opencode/plugins/`',
+    waits: '108 ms',
+    gaps: "a tool that throws gets no post; OpenCode 2's plugin API not wired (not on the registry)",
+  },
 } as const satisfies AgentAdapter;

@@ -69,4 +69,10 @@ export const pi = {
       reason: `pi loads every extension in ${scope === 'project' ? '.pi/extensions' : 'its agent folder’s extensions/'} when it starts, with no trust step (a running pi picks it up at its next start or /reload)`,
     }),
   },
+  readme: {
+    tested: '0.74.2',
+    wiredThrough: 'an extension in `.pi/extensions/`',
+    waits: '100 ms',
+    gaps: 'no subagents to attribute',
+  },
 } as const satisfies AgentAdapter;

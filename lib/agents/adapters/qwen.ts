@@ -65,4 +65,10 @@ export const qwen = {
     key: 'mcpServers',
     entry: plainEntry,
   },
+  readme: {
+    tested: '0.15.10',
+    wiredThrough: '`.qwen/settings.json` command hooks',
+    waits: '106 ms',
+    gaps: '0.21+ need Node 22; turns counted, not named',
+  },
 } as const satisfies AgentAdapter;

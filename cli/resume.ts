@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { resumeWithRestore } from '../lib/agents/resume.js';
 import { forkedPlan, shellLine, unforkedPlan } from '../lib/agents/resume-plan.js';
 import { forkSession } from '../lib/agents/fork.js';
-import { operationView } from '../lib/surfaces/views.js';
+import { resumeView } from '../lib/surfaces/views.js';
 import { argsOf, openWorkspace, printJson, type GlobalArgs } from './common.js';
 import { exitCodeFor, previewOptions, printOperation } from './operation.js';
 
@@ -52,12 +52,7 @@ async function runResume(argv: ResumeArgs): Promise<void> {
     }
   }
   if (argv.json) {
-    printJson({
-      ...plan,
-      restore: operationView(report),
-      commandLine: shellLine(plan.command),
-      ...(plan.headless ? { headlessLine: shellLine(plan.headless) } : {}),
-    });
+    printJson(resumeView(String(argv.turn), { ...resumed, plan }));
     exitCodeFor(report.counts.failed);
     return;
   }

@@ -368,13 +368,29 @@ test('resume_plan: the files resume would restore and the command that reopens t
   const before = everything(box, ['hook.log', 'probe.json']);
   const r = await call(client, 'resume_plan', { turn: 'turn:2' });
   t.falsy(r.isError, r.content[0].text);
-  t.like(r.structuredContent, { agent: 'claude', session: 'cs-mcp', turn: 2, title: 'prompt 2', command: 'claude --resume=cs-mcp' });
+  t.like(r.structuredContent, {
+    agent: 'claude',
+    session: 'cs-mcp',
+    turn: 2,
+    title: 'prompt 2',
+    command: ['claude', '--resume=cs-mcp'],
+    commandLine: 'claude --resume=cs-mcp',
+  });
   // As restore does, resume deletes nothing unless asked: f2.txt, which turn 2 did not have, stays.
   t.deepEqual(r.structuredContent.restore.files, []);
+  // One view of a resume: the CLI's --json and the web API give the same object (the tool adds its text as summary).
+  const { summary: _summary, ...view } = r.structuredContent;
+  t.deepEqual(await ckptJson(box, ['resume', 'turn:2', '--dry-run']), view, 'the CLI and MCP');
+  const ui = await startUi(t, box);
+  const web = await fetch(`${ui.base}/api/resume?turn=turn:2`, {
+    headers: { cookie: `ckpt_ui_${ui.port}=${ui.token}` },
+  });
+  const { ok: _ok, ...webView } = await web.json();
+  t.deepEqual(webView, view, 'the web API and MCP');
   t.regex(r.content[0].text, /and leave 1 file\(s\) that turn did not have \(--delete-new deletes the captured ones\)/);
   t.regex(r.content[0].text, /the user runs it all with: git ckpt resume turn:2@cs-mcp/);
   const first = await call(client, 'resume_plan', { turn: 'turn:1', session: 'cs-m' });
-  t.is(first.structuredContent.command, 'claude', 'before the first prompt: a new conversation');
+  t.is(first.structuredContent.commandLine, 'claude', 'before the first prompt: a new conversation');
   for (const [args, pattern] of [
     [{ turn: 'latest' }, /resume goes back to a turn of an agent session/],
     [{ turn: 'turn:7' }, /no turn 7/],
@@ -536,6 +552,8 @@ test('mcp install: each agent’s own MCP config, merged and idempotent, backups
       ['droid', '.factory/mcp.json', true],
       ['opencode', 'opencode.json', true],
       ['kilo', 'kilo.json', true],
+      ['qoder', '.qoder/settings.local.json', true],
+      ['auggie', '.augment/settings.local.json', true],
     ],
   );
   const script = path.join(ROOT, 'hooks', 'git-ckpt-mcp');
@@ -559,7 +577,7 @@ test('mcp install: each agent’s own MCP config, merged and idempotent, backups
   const status = await ckptJson(box, ['mcp', 'status']);
   t.deepEqual(
     status.filter((r) => r.scope === 'project').map((r) => r.state),
-    ['installed', 'installed', 'installed', 'installed', 'installed', 'installed', 'installed', 'installed', 'installed'],
+    installed.map(() => 'installed'),
   );
 
   // Cline has no project MCP file: named alone there it is told so; at user scope its settings file under ~/.cline/data.
@@ -583,7 +601,7 @@ test('mcp install: each agent’s own MCP config, merged and idempotent, backups
   t.false(readFileSync(path.join(box.ws, '.codex', 'config.toml'), 'utf8').includes('git-ckpt'));
   t.deepEqual(
     (await ckptJson(box, ['mcp', 'status', '--scope', 'project'])).map((r) => r.state),
-    Array(9).fill('not installed'),
+    installed.map(() => 'not installed'),
   );
 });
 

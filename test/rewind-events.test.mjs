@@ -197,7 +197,7 @@ test('resume: before turn N of a session, the files back and the agent’s comma
   t.true(json.restore.dryRun);
   // Claude's own prompt id of that turn goes to the same place.
   const byPrompt = await ckptJson(box, ['resume', 'prompt:p2', '--session', 'cs', '--dry-run']);
-  t.deepEqual({ ...byPrompt, restore: null }, { ...json, restore: null });
+  t.deepEqual({ ...byPrompt, restore: null, resumeCommand: null }, { ...json, restore: null, resumeCommand: null });
   t.deepEqual(byPrompt.restore.files, json.restore.files);
   // Not on a terminal: the files are restored and the command printed, never started. As restore does,
   // resume deletes the files that turn did not have only when asked.

@@ -165,8 +165,8 @@ test('a rewind inside the agent: the timeline tells it as status does; resume gi
     resumeCommand: 'git ckpt resume turn:2~1@cs1',
   });
   // As restore does, resume deletes nothing unless asked (--delete-new): the files turn 2 did not have stay.
-  t.deepEqual(r.files, []);
-  t.is(r.leftovers, 4);
+  t.deepEqual(r.restore.files, []);
+  t.is(r.restore.leftovers.length, 4);
   t.is(workspaceState(box), before, 'nothing written');
   const bad = await get(ui, `/api/resume?ws=${ws}&turn=latest`);
   t.is(bad.status, 400);

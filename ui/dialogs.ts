@@ -166,13 +166,13 @@ export function showError(title: string, err: unknown): void {
 
 /** What `git ckpt resume` would do for a turn, and the commands the user runs: the page starts no agent. */
 export async function showResume(address: string, label: string): Promise<void> {
+  // A ResumeView (lib/surfaces/views.ts), the fields the page shows.
   let plan: {
     commandLine: string;
     steps: string[];
     headlessLine: string | null;
     resumeCommand: string;
-    files: { action: string; path: string }[];
-    leftovers: number;
+    restore: { files: { action: string; path: string }[]; leftovers: string[] };
   };
   try {
     plan = await api(`/api/resume?ws=${encodeURIComponent(state.ws)}&turn=${encodeURIComponent(address)}`);
@@ -181,21 +181,22 @@ export async function showResume(address: string, label: string): Promise<void> 
   }
   const close = el('button', { type: 'button', class: 'ghost' }, 'Close');
   close.addEventListener('click', closeModal);
-  const files = plan.files.length
+  const { files: changing, leftovers: kept } = plan.restore;
+  const files = changing.length
     ? el(
         'p',
         { class: 'muted' },
-        `It restores ${plan.files.length} path(s) first: ${plan.files
+        `It restores ${changing.length} path(s) first: ${changing
           .slice(0, 12)
           .map((f) => `${f.action} ${f.path}`)
-          .join(', ')}${plan.files.length > 12 ? ' …' : ''}`,
+          .join(', ')}${changing.length > 12 ? ' …' : ''}`,
       )
     : el('p', { class: 'muted' }, 'The files already are as they were before that turn.');
-  const leftovers = plan.leftovers
+  const leftovers = kept.length
     ? el(
         'p',
         { class: 'muted' },
-        `${plan.leftovers} file(s) that turn did not have stay as they are (add --delete-new to delete the captured ones).`,
+        `${kept.length} file(s) that turn did not have stay as they are (add --delete-new to delete the captured ones).`,
       )
     : null;
   openDialog(

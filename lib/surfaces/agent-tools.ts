@@ -16,9 +16,8 @@ import { sessionWords } from '../model/share-plan.js';
 import { userPath } from '../model/paths.js';
 import type { OperationReport } from '../restore/restore.js';
 import type { Workspace } from '../workspace.js';
-import { checkpointView, operationView } from './views.js';
+import { checkpointView, operationView, resumeView } from './views.js';
 import { resumeWithRestore } from '../agents/resume.js';
-import { resumeCommandLine, shellLine } from '../agents/resume-plan.js';
 
 /** The most diff text a tool returns unless asked for more: a model's context is precious. */
 const DIFF_MAX_BYTES = 64 * 1024;
@@ -316,7 +315,8 @@ function expectedPlan(apply: boolean | undefined, id: string | undefined): strin
   return id;
 }
 
-const checkpointRestore: AgentTool<{
+/** The restore tool, which the web API's rollback also calls (one plan, one view). */
+export const checkpointRestore: AgentTool<{
   target: typeof address;
   mode: z.ZodOptional<z.ZodEnum<{ asof: 'asof'; revert: 'revert' }>>;
   paths: z.ZodOptional<typeof paths>;
@@ -357,7 +357,8 @@ const checkpointRestore: AgentTool<{
   },
 };
 
-const checkpointUndo: AgentTool<{
+/** The undo tool, which the web API's rollback-undo also calls. */
+export const checkpointUndo: AgentTool<{
   force: z.ZodOptional<z.ZodBoolean>;
   apply: z.ZodOptional<z.ZodBoolean>;
   planId: z.ZodOptional<typeof planId>;
@@ -566,22 +567,29 @@ const resumePlanTool: AgentTool<{ turn: z.ZodString; session: z.ZodOptional<z.Zo
     turn: z.string().min(1).max(200).describe("turn:N[~K][@SESSION], or prompt:ID (the agent's own prompt id)"),
     session: z.string().min(1).max(200).optional().describe('a unique prefix of the session id (default: the most recent session)'),
   },
+  /** A ResumeView (lib/surfaces/views.ts): what the CLI's --json and the web API give. */
   output: {
     agent: z.string(),
     session: z.string(),
     turn: z.number(),
     title: z.string().nullable(),
     target: z.string(),
-    command: z.string(),
+    command: z.array(z.string()),
+    commandLine: z.string(),
     steps: z.array(z.string()),
-    headless: z.string().nullable(),
+    headless: z.array(z.string()).nullable(),
+    headlessLine: z.string().nullable(),
+    fork: z.object({ threadId: z.string(), lastTurnId: z.string() }).nullable(),
+    resumeCommand: z.string(),
     /** What `git ckpt resume` would restore (a dry run of it). */
-    restore: z.object({ counts: z.record(z.string(), z.number()), files: z.array(fileAction) }),
+    restore: z.object(operationOutput).omit({ undo: true }),
   },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ws, { turn, session }) {
-    const { target, plan, restore: preview } = await resumeWithRestore(ws, turn, { session, dryRun: true });
-    const changing = preview.plan.files.filter((f) => f.action !== 'unchanged');
+    const resumed = await resumeWithRestore(ws, turn, { session, dryRun: true });
+    const { target, plan, restore: preview } = resumed;
+    const view = resumeView(turn, resumed);
+    const changing = view.restore.files;
     const lines = [
       `before prompt ${plan.turn}${plan.title ? ` “${plan.title}”` : ''} of ${plan.agent} session ${shortSession(plan.session)}: checkpoint ${shortId(target.id)}`,
       `git ckpt resume would restore ${changing.length} path(s)${
@@ -592,25 +600,12 @@ const resumePlanTool: AgentTool<{ turn: z.ZodString; session: z.ZodOptional<z.Zo
               .join(', ')}${changing.length > 10 ? ', …' : ''}`
           : ''
       }${preview.leftovers.length ? `, and leave ${preview.leftovers.length} file(s) that turn did not have (--delete-new deletes the captured ones)` : ''}`,
-      `then the user opens the conversation with: ${shellLine(plan.command)}`,
+      `then the user opens the conversation with: ${view.commandLine}`,
       ...plan.steps.map((s) => `and inside it: ${s}`),
-      ...(plan.headless ? [`or continues right before that prompt, headless, in a fork: ${shellLine(plan.headless)}`] : []),
-      `the user runs it all with: ${resumeCommandLine(turn, plan.session)}`,
+      ...(view.headlessLine ? [`or continues right before that prompt, headless, in a fork: ${view.headlessLine}`] : []),
+      `the user runs it all with: ${view.resumeCommand}`,
     ];
-    return {
-      text: `${lines.join('\n')}\n`,
-      structured: {
-        agent: plan.agent,
-        session: plan.session,
-        turn: plan.turn,
-        title: plan.title,
-        target: target.id,
-        command: shellLine(plan.command),
-        steps: plan.steps,
-        headless: plan.headless ? shellLine(plan.headless) : null,
-        restore: (({ counts, files }) => ({ counts, files }))(operationView(preview)),
-      },
-    };
+    return { text: `${lines.join('\n')}\n`, structured: { ...view } };
   },
 };
 

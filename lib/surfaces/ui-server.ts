@@ -15,16 +15,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { AGENT_TOOLS } from './agent-tools.js';
+import { checkpointRestore, checkpointUndo } from './agent-tools.js';
 import { asCkptError, CkptError, type ErrorCode } from '../model/errors.js';
 import { packageRoot } from '../store/layout.js';
 import { userPath } from '../model/paths.js';
 import { listStores, storeWorkspace } from '../store/stores.js';
 import { storePaths } from '../store/store.js';
 import { Workspace } from '../workspace.js';
-import { checkpointView } from './views.js';
+import { checkpointView, resumeView } from './views.js';
 import { resumeWithRestore } from '../agents/resume.js';
-import { resumeCommandLine, shellLine } from '../agents/resume-plan.js';
 import { pendingRewinds } from '../model/rewind-plan.js';
 
 export interface UiServerOptions {
@@ -154,8 +153,6 @@ function nameStatusFiles(text: string): { status: string; path: string }[] {
       return { status: status!, path: rest.join('\t') };
     });
 }
-
-const tool = (name: string) => AGENT_TOOLS.find((t) => t.name === name)!;
 
 /** Pure: a query or body field checked against a schema, as a 400 with the field's name. */
 function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
@@ -330,17 +327,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       'GET /api/resume': async (q) => {
         const ws = workspaceOf(q.get('ws'));
         const turn = checked(z.string().min(1).max(200), q.get('turn'), 'turn');
-        const { target, plan, restore: preview } = await resumeWithRestore(ws, turn, { dryRun: true });
-        return {
-          ...plan,
-          target: target.id,
-          commandLine: shellLine(plan.command),
-          headlessLine: plan.headless ? shellLine(plan.headless) : null,
-          resumeCommand: resumeCommandLine(turn, plan.session),
-          files: preview.plan.files.filter((f) => f.action !== 'unchanged').map((f) => ({ action: f.action, path: f.path })),
-          // Files the checkpoint lacks: resume leaves them unless --delete-new.
-          leftovers: preview.leftovers.length,
-        };
+        return resumeView(turn, await resumeWithRestore(ws, turn, { dryRun: true }));
       },
       'GET /api/file-diff': async (q) => {
         const ws = workspaceOf(q.get('ws'));
@@ -370,20 +357,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         return { files: nameStatusFiles(text) };
       },
       'POST /api/preview-diff': async (_q, body) => {
-        const { dryRun, ...b } = checked(rollbackBody, body, 'body');
+        const { dryRun, ws, ...b } = checked(rollbackBody, body, 'body');
         if (dryRun === false || b.apply) throw new CkptError('usage', 'preview-diff only previews: POST /api/rollback applies');
-        return (await tool('checkpoint_restore').run(workspaceOf(b.ws), { ...b, ws: undefined, apply: false } as never)).structured;
+        return (await checkpointRestore.run(workspaceOf(ws), { ...b, apply: false })).structured;
       },
       'POST /api/rollback': async (_q, body) => {
-        const { dryRun, ...b } = checked(rollbackBody, body, 'body');
-        return (await tool('checkpoint_restore').run(workspaceOf(b.ws), { ...b, ws: undefined, apply: applies(dryRun, b) } as never))
-          .structured;
+        const { dryRun, ws, ...b } = checked(rollbackBody, body, 'body');
+        return (await checkpointRestore.run(workspaceOf(ws), { ...b, apply: applies(dryRun, b) })).structured;
       },
       'POST /api/rollback-undo': async (_q, body) => {
-        const { dryRun, ...b } = checked(undoBody, body, 'body');
-        return (
-          await tool('checkpoint_undo').run(workspaceOf(b.ws), { apply: applies(dryRun, b), force: b.force, planId: b.planId } as never)
-        ).structured;
+        const { dryRun, ws, ...b } = checked(undoBody, body, 'body');
+        return (await checkpointUndo.run(workspaceOf(ws), { apply: applies(dryRun, b), force: b.force, planId: b.planId })).structured;
       },
     };
 

@@ -14,6 +14,7 @@ import {
   type SkippedPath,
 } from '../model/ledger.js';
 import type { OperationReport } from '../restore/restore.js';
+import { resumeCommandLine, shellLine, type ResumePlan } from '../agents/resume-plan.js';
 import type { PlannedFile } from '../restore/restore-plan.js';
 import type { ActionCounts } from '../model/tree.js';
 import { labelOfTurn } from '../model/turn-tree.js';
@@ -172,5 +173,48 @@ export function operationView(r: OperationReport, diff?: { text: string; truncat
     failures: r.failures,
     ...(r.recorded ? { recorded: r.recorded } : {}),
     ...(shown ? { diff: shown.text, diffTruncated: shown.truncated } : {}),
+  };
+}
+
+/**
+ * `resume` as every surface shows it: where the files go back to and what a restore there does (a dry run, or
+ * the one made), and how to open the conversation there: the command's words and its shell line, the step
+ * inside the agent, a print-mode fork, the agent's own fork still to be made, and the `git ckpt resume` line
+ * that does it all.
+ */
+export interface ResumeView {
+  agent: string;
+  session: string;
+  turn: number;
+  title: string | null;
+  /** The checkpoint the files go back to. */
+  target: string;
+  command: string[];
+  commandLine: string;
+  steps: string[];
+  headless: string[] | null;
+  headlessLine: string | null;
+  fork: { threadId: string; lastTurnId: string } | null;
+  resumeCommand: string;
+  restore: OperationView;
+}
+
+/** Pure: the view of a resume of `address`. */
+export function resumeView(address: string, r: { target: { id: string }; plan: ResumePlan; restore: OperationReport }): ResumeView {
+  const { plan } = r;
+  return {
+    agent: plan.agent,
+    session: plan.session,
+    turn: plan.turn,
+    title: plan.title,
+    target: r.target.id,
+    command: plan.command,
+    commandLine: shellLine(plan.command),
+    steps: plan.steps,
+    headless: plan.headless ?? null,
+    headlessLine: plan.headless ? shellLine(plan.headless) : null,
+    fork: plan.fork ?? null,
+    resumeCommand: resumeCommandLine(address, plan.session),
+    restore: operationView(r.restore),
   };
 }
